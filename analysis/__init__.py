@@ -1,0 +1,1 @@
+"""meleelab analysis: estimates, matrices, balance metrics, plots, reports and the CLI."""

@@ -1,0 +1,98 @@
+"""``meleelab bench``: kernel and reference speed, in fights per second and bare d6 draws.
+
+All rates come from the same run on the same machine, so their ratios are what
+matter: ``speedup`` = kernel / reference, ``d6_equivalents`` = time per kernel
+resolution / time per bare ``rng.integers(1, 7, dtype=int8)`` draw.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import sim
+from sim.dice import RandomDice
+from sim.engine import run_tally
+from sim.rng import BLOCK_TRIALS, root_sequence
+from sim.ruleset import Ruleset
+
+__all__ = ["bench", "d6_rate"]
+
+
+def _best_rate(work: Callable[[], int], min_seconds: float, repeats: int) -> float:
+    """Highest items/second over ``repeats`` timed runs (the least disturbed by noise)."""
+    best = 0.0
+    for _ in range(repeats):
+        done, start = 0, time.perf_counter()
+        while True:
+            done += work()
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_seconds:
+                break
+        best = max(best, done / elapsed)
+    return best
+
+
+def d6_rate(seconds: float = 0.3, repeats: int = 3) -> float:
+    """Bare d6 draws per second: ``rng.integers(1, 7, size=2**20, dtype=int8)``."""
+    rng = np.random.default_rng(0)
+    size = 1 << 20
+
+    def work() -> int:
+        rng.integers(1, 7, size=size, dtype=np.int8)
+        return size
+
+    return _best_rate(work, seconds, repeats)
+
+
+def bench_ruleset(rs: Ruleset, *, seconds: float = 0.5, repeats: int = 3, d6_per_second: float) -> dict[str, Any]:
+    """Kernel (engine, one process) and reference rates on the ruleset's standard matchup."""
+    att, dfn, states, rounds = rs.bench_matchup()
+    _, plan = sim.build_matchup(rs, att, dfn, states=states)
+    root = root_sequence(12345)
+    blocks = 4
+
+    def kernel() -> int:
+        run_tally(rs, plan, blocks * BLOCK_TRIALS, root, rounds=rounds, max_rounds=50)
+        return blocks * BLOCK_TRIALS
+
+    dice = RandomDice(np.random.default_rng(1))
+
+    def reference() -> int:
+        for _ in range(200):
+            rs.resolve_one(plan, dice, rounds, 50)
+        return 200
+
+    k = _best_rate(kernel, seconds, repeats)
+    r = _best_rate(reference, seconds / 2, repeats)
+    return {
+        "matchup": f"{att} vs {dfn}" + (f" ({states})" if states else "") + f", rounds={rounds}",
+        "kernel_per_second": k,
+        "reference_per_second": r,
+        "speedup": k / r,
+        "d6_equivalents": d6_per_second / k,
+    }
+
+
+def bench(rulesets: list[str] | None = None, *, seconds: float = 0.5, repeats: int = 3) -> dict[str, Any]:
+    """Benchmark the named rulesets (all by default).
+
+    Returns
+    -------
+    dict
+        ``{"d6_per_second": x, "rulesets": {id: {"matchup", "kernel_per_second",
+        "reference_per_second", "speedup", "d6_equivalents"}}}``
+    """
+    ids = rulesets or [r.id for r in sim.rulesets()]
+    chosen = [sim.get_ruleset(i) for i in ids]
+    d6 = d6_rate()
+    out = {"d6_per_second": d6, "rulesets": {}}
+    for rs in chosen:
+        out["rulesets"][rs.id] = bench_ruleset(rs, seconds=seconds, repeats=repeats, d6_per_second=d6)
+    out["d6_per_second"] = max(d6, d6_rate())  # measured again after the kernels: the better of two
+    for entry in out["rulesets"].values():
+        entry["d6_equivalents"] = out["d6_per_second"] / entry["kernel_per_second"]
+    return out

@@ -1,0 +1,47 @@
+"""meleelab's simulator: rulesets, rosters and a block-streamed Monte Carlo engine.
+
+``sim`` depends on NumPy and SciPy only (never pandas, matplotlib or ``analysis``).
+
+Public names
+------------
+fight            simulate N fights of one matchup -> FightResult
+rulesets         the registered rulesets
+get_ruleset      one ruleset by id
+load_roster      units from a TOML or CSV file
+default_roster   the example roster shipped for a ruleset
+build_matchup    validate a matchup and prepare its plan
+parse_settings   split ``--set`` strings into states, overrides and options
+FightResult      probabilities with intervals, damage with errors, provenance
+Roster           validated units of one ruleset
+MeleelabError    bad input (one line for a person)
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("meleelab")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.1.0"
+
+from .api import build_matchup, fight, parse_settings, rulesets
+from .errors import InputError, MatchupError, MeleelabError
+from .results import FightResult
+from .roster import Roster, default_roster, load_roster
+from .rulesets import get_ruleset
+
+__all__ = [
+    "fight",
+    "rulesets",
+    "get_ruleset",
+    "load_roster",
+    "default_roster",
+    "build_matchup",
+    "parse_settings",
+    "FightResult",
+    "Roster",
+    "MeleelabError",
+    "InputError",
+    "MatchupError",
+]

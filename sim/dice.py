@@ -1,0 +1,120 @@
+"""Dice: the scalar streams the reference resolvers read, and vectorised primitives.
+
+Scalar references (``resolve_one``) never touch a generator directly: they call
+``dice.d6()``. A :class:`RandomDice` wraps a generator; a :class:`ScriptedDice`
+replays dice written down in a rules text, so worked examples become tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "DiceStream",
+    "RandomDice",
+    "ScriptedDice",
+    "DiceScriptError",
+    "roll_d6",
+    "max_of_d6",
+    "p_at_least",
+]
+
+
+class DiceStream(Protocol):
+    """Anything that rolls one die at a time."""
+
+    def d6(self) -> int: ...
+
+    def d(self, sides: int) -> int: ...
+
+
+class RandomDice:
+    """Dice from a :class:`numpy.random.Generator`, buffered for speed."""
+
+    def __init__(self, rng: np.random.Generator, buffer: int = 4096) -> None:
+        self._rng = rng
+        self._size = buffer
+        self._buf: list[int] = []
+
+    def d6(self) -> int:
+        if not self._buf:
+            self._buf = self._rng.integers(1, 7, size=self._size).tolist()
+        return self._buf.pop()
+
+    def d(self, sides: int) -> int:
+        if sides == 6:
+            return self.d6()
+        return int(self._rng.integers(1, sides + 1))
+
+
+class DiceScriptError(AssertionError):
+    """A scripted test supplied too few (or too many) dice."""
+
+
+class ScriptedDice:
+    """Dice read from a list, in order: ``ScriptedDice([6, 2]).d6() == 6``.
+
+    Parameters
+    ----------
+    values : iterable of int
+        The dice, in the order the procedure rolls them.
+    """
+
+    def __init__(self, values: Iterable[int]) -> None:
+        self._values = [int(v) for v in values]
+        self._pos = 0
+
+    def d6(self) -> int:
+        return self.d(6)
+
+    def d(self, sides: int) -> int:
+        if self._pos >= len(self._values):
+            raise DiceScriptError(f"the script ran out after {self._pos} dice")
+        v = self._values[self._pos]
+        if not 1 <= v <= sides:
+            raise DiceScriptError(f"scripted die {v} is not a d{sides} result")
+        self._pos += 1
+        return v
+
+    @property
+    def used(self) -> int:
+        """How many dice have been read."""
+        return self._pos
+
+    @property
+    def remaining(self) -> int:
+        return len(self._values) - self._pos
+
+    def assert_exhausted(self) -> None:
+        """Fail if the procedure read fewer dice than the script holds."""
+        if self.remaining:
+            raise DiceScriptError(f"{self.remaining} scripted dice were not used")
+
+
+def roll_d6(rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArray[np.int8]:
+    """Roll d6 as ``int8`` (the cheapest way NumPy draws them)."""
+    return rng.integers(1, 7, size=size, dtype=np.int8)
+
+
+def max_of_d6(rng: np.random.Generator, n_dice: NDArray[np.integer]) -> NDArray[np.int8]:
+    """Highest of ``n_dice`` d6 per trial, drawn by inverse CDF: one uniform per trial.
+
+    ``P(max <= k) = (k/6)**n``, so ``max = ceil(6 * U**(1/n))``. Entries with
+    ``n_dice == 0`` return 0.
+    """
+    n = np.asarray(n_dice)
+    u = rng.random(n.shape)
+    with np.errstate(divide="ignore"):
+        out = np.ceil(6.0 * u ** (1.0 / np.maximum(n, 1)))
+    out = np.clip(out, 1, 6).astype(np.int8)
+    out[n <= 0] = 0
+    return out
+
+
+def p_at_least(target: int) -> float:
+    """Probability that one d6 scores ``target`` or more (0 above 6, 1 below 2)."""
+    return min(max(7 - target, 0), 6) / 6

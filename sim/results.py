@@ -1,0 +1,211 @@
+"""The result of a fight: probabilities with intervals, damage with errors, provenance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .outcomes import WINNER_NAMES
+from .ruleset import Ruleset
+from .stats import wilson_interval
+from .tally import Moments, Tally
+
+__all__ = ["FightResult"]
+
+
+@dataclass(frozen=True)
+class FightResult:
+    """Everything measured for one matchup.
+
+    Attributes
+    ----------
+    ruleset : Ruleset
+    attacker, defender : str
+        Unit names.
+    tally : Tally
+        The raw integer counts.
+    settings : dict
+        ``rounds``, ``max_rounds``, ``states``, ``options``, ``overrides``.
+    provenance : dict
+        Seed entropy, versions, block size, stream key.
+    seed : int or None
+        The seed the caller gave (``None``: fresh entropy, see provenance).
+    """
+
+    ruleset: Ruleset
+    attacker: str
+    defender: str
+    tally: Tally
+    settings: dict[str, Any]
+    provenance: dict[str, Any]
+    seed: int | None = None
+
+    # ------------------------------------------------------------ headline
+    @property
+    def trials(self) -> int:
+        return self.tally.trials
+
+    @property
+    def rounds(self) -> Any:
+        return self.settings["rounds"]
+
+    @property
+    def win(self) -> dict[str, float]:
+        """``{"attacker": p, "defender": p, "draw": p}``."""
+        n = self.trials
+        w = self.tally.wins
+        return {"attacker": w[1] / n, "defender": w[2] / n, "draw": w[0] / n}
+
+    @property
+    def win_counts(self) -> dict[str, int]:
+        w = self.tally.wins
+        return {"attacker": int(w[1]), "defender": int(w[2]), "draw": int(w[0])}
+
+    @property
+    def ci95(self) -> dict[str, tuple[float, float]]:
+        """Wilson 95% intervals of :attr:`win`."""
+        return {k: wilson_interval(c, self.trials) for k, c in self.win_counts.items()}
+
+    @property
+    def capped_share(self) -> float:
+        """Share of fights stopped by ``max_rounds`` (counted as draws)."""
+        return self.tally.capped / self.trials
+
+    def damage(self, to: str) -> tuple[float, float]:
+        """Mean damage to ``"attacker"`` or ``"defender"`` and its standard error."""
+        return self._moments(to).mean_se(self.trials)
+
+    def damage_distribution(self, to: str) -> NDArray[np.float64]:
+        """``p[k]`` = probability that ``to`` takes exactly ``k`` damage."""
+        return self._moments(to).hist / self.trials
+
+    @property
+    def mean_rounds(self) -> tuple[float, float]:
+        """Mean rounds fought and its standard error."""
+        return self.tally.rounds.mean_se(self.trials)
+
+    def rounds_distribution(self) -> NDArray[np.float64]:
+        """``p[k]`` = probability that the fight lasted exactly ``k`` rounds."""
+        return self.tally.rounds.hist / self.trials
+
+    @property
+    def outcomes(self) -> dict[str, dict[str, float]]:
+        """Final-state category probabilities per side (each side sums to 1)."""
+        cats = self.ruleset.outcome_categories
+        n = self.trials
+        return {
+            side: {c: int(self.tally.categories[i, j]) / n for j, c in enumerate(cats)}
+            for i, side in enumerate(("attacker", "defender"))
+        }
+
+    @property
+    def outcomes_ci95(self) -> dict[str, dict[str, tuple[float, float]]]:
+        cats = self.ruleset.outcome_categories
+        return {
+            side: {c: wilson_interval(int(self.tally.categories[i, j]), self.trials) for j, c in enumerate(cats)}
+            for i, side in enumerate(("attacker", "defender"))
+        }
+
+    def extra(self, name: str) -> dict[str, Any]:
+        """A ruleset-specific measure: mean, standard error, and interval or distribution."""
+        spec = next(e for e in self.ruleset.extras if e.name == name)
+        m = self.tally.extras[name]
+        mean, se = m.mean_se(self.trials)
+        out: dict[str, Any] = {"mean": mean, "se": se, "doc": spec.doc}
+        if spec.kind == "proportion":
+            out["ci95"] = list(wilson_interval(m.total, self.trials))
+        else:
+            out["distribution"] = (m.hist / self.trials).tolist()
+        return out
+
+    def _moments(self, to: str) -> Moments:
+        if to == "attacker":
+            return self.tally.damage_to_attacker
+        if to == "defender":
+            return self.tally.damage_to_defender
+        raise ValueError(f"damage is to 'attacker' or 'defender', got {to!r}")
+
+    # -------------------------------------------------------------- export
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``meleelab fight --json``."""
+        dmg = {}
+        for side in ("attacker", "defender"):
+            mean, se = self.damage(side)
+            dmg[f"to_{side}"] = {"mean": mean, "se": se, "distribution": self.damage_distribution(side).tolist()}
+        mr, mr_se = self.mean_rounds
+        return {
+            "ruleset": self.ruleset.id,
+            "attacker": self.attacker,
+            "defender": self.defender,
+            "trials": self.trials,
+            "seed": self.seed,
+            "rounds": self.rounds,
+            "max_rounds": self.settings["max_rounds"],
+            "win": self.win,
+            "ci95": {k: list(v) for k, v in self.ci95.items()},
+            "counts": self.win_counts,
+            "capped": self.capped_share,
+            "damage_unit": self.ruleset.damage_unit,
+            "damage": dmg,
+            "outcomes": self.outcomes,
+            "outcomes_ci95": {s: {c: list(v) for c, v in d.items()} for s, d in self.outcomes_ci95.items()},
+            "mean_rounds": mr,
+            "mean_rounds_se": mr_se,
+            "rounds_distribution": self.rounds_distribution().tolist(),
+            "extras": {e.name: self.extra(e.name) for e in self.ruleset.extras},
+            "settings": _jsonable(self.settings),
+            "provenance": _jsonable(self.provenance),
+        }
+
+    def summary_lines(self) -> list[str]:
+        """A readable table of the headline numbers."""
+        lo_hi = self.ci95
+        lines = [
+            f"{self.ruleset.id}: {self.attacker} (attacker) vs {self.defender} (defender)",
+            f"{self.trials:,} trials, rounds={self.rounds}, seed entropy {self.provenance['seed_entropy']}",
+            "",
+            f"{'result':<16}{'probability':>12}   95% interval",
+        ]
+        labels = {"attacker": f"{self.attacker} wins", "defender": f"{self.defender} wins", "draw": "draw"}
+        for k in ("attacker", "defender", "draw"):
+            lo, hi = lo_hi[k]
+            lines.append(f"{labels[k][:16]:<16}{self.win[k]:>12.4f}   [{lo:.4f}, {hi:.4f}]")
+        if self.tally.capped:
+            lines.append(f"{'(capped)':<16}{self.capped_share:>12.4f}   fights stopped at max_rounds, counted as draws")
+        lines += ["", f"damage ({self.ruleset.damage_unit}){'':<4}{'mean':>10}{'s.e.':>10}"]
+        for side, name in (("attacker", self.attacker), ("defender", self.defender)):
+            mean, se = self.damage(side)
+            lines.append(f"  to {name[:20]:<20}{mean:>10.4f}{se:>10.4f}")
+        mr, mr_se = self.mean_rounds
+        lines.append(f"mean rounds {mr:.4f} (s.e. {mr_se:.4f})")
+        lines += ["", "final state " + "  ".join(f"{c:>12}" for c in self.ruleset.outcome_categories)]
+        for side, name in (("attacker", self.attacker), ("defender", self.defender)):
+            probs = self.outcomes[side]
+            lines.append(f"{name[:12]:<12}" + "  ".join(f"{probs[c]:>12.4f}" for c in self.ruleset.outcome_categories))
+        for e in self.ruleset.extras:
+            x = self.extra(e.name)
+            lines.append(f"{e.name}: {x['mean']:.4f} (s.e. {x['se']:.4f})")
+        return lines
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if hasattr(x, "to_jsonable"):
+        return x.to_jsonable()
+    if hasattr(x, "__dataclass_fields__"):
+        import dataclasses
+
+        return _jsonable(dataclasses.asdict(x))
+    return x

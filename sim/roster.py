@@ -1,0 +1,212 @@
+"""Rosters: units loaded from TOML or CSV and validated against a ruleset's schema.
+
+TOML::
+
+    ruleset = "mecha"
+    description = "..."          # optional
+    [options]                    # optional: ruleset switches
+    second_m_destroys = false
+    [[unit]]
+    name = "AFS"
+    defence = 2
+    ...
+
+CSV: one row per unit, columns are field names (a ``ruleset`` column is optional
+when the caller names the ruleset). Every error names the file, the unit, the
+field, the value and what was expected.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, Where
+from .ruleset import Ruleset
+from .rulesets import get_ruleset
+
+__all__ = ["Roster", "load_roster", "default_roster", "roster_from_dict"]
+
+
+@dataclass(frozen=True)
+class Roster:
+    """Validated units of one ruleset.
+
+    Attributes
+    ----------
+    ruleset : str
+        Ruleset id.
+    units : dict of str to profile
+        Units by name, in file order.
+    options : dict
+        Ruleset options set by the file (``[options]`` and tables such as ``[chart]``).
+    source : str
+        Where the roster came from.
+    description : str
+    """
+
+    ruleset: str
+    units: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    source: str = "<memory>"
+    description: str = ""
+
+    def __getitem__(self, name: str) -> Any:
+        return self.unit(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.units)
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.units)
+
+    def unit(self, name: str) -> Any:
+        """The unit called ``name``; a one-line error listing the names otherwise."""
+        if name not in self.units:
+            raise InputError(f"{self.source}: no unit {name!r} (units: {', '.join(self.units)})")
+        return self.units[name]
+
+    def subset(self, names: list[str]) -> "Roster":
+        """The roster restricted to ``names``, in that order."""
+        return Roster(self.ruleset, {n: self.unit(n) for n in names}, self.options, self.source, self.description)
+
+    def with_unit(self, unit: Any) -> "Roster":
+        """A copy with ``unit`` added (or replacing the unit of the same name)."""
+        units = dict(self.units)
+        units[unit.name] = unit
+        return Roster(self.ruleset, units, self.options, self.source, self.description)
+
+
+def load_roster(path: str | Path, ruleset: str | None = None) -> Roster:
+    """Load and validate a roster file.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A ``.toml`` or ``.csv`` file.
+    ruleset : str, optional
+        Expected ruleset id. Required for a CSV without a ``ruleset`` column;
+        for TOML, a mismatch with the file's ``ruleset`` key is an error.
+
+    Returns
+    -------
+    Roster
+
+    Raises
+    ------
+    sim.errors.InputError
+        One line naming the file, unit, field, value and what was expected.
+    """
+    p = Path(path)
+    where = Where(str(path))
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such roster file") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read roster file ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: roster file is not UTF-8 text") from None
+    suffix = p.suffix.lower()
+    if suffix == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise InputError(f"{path}: not valid TOML ({e})") from None
+        return roster_from_dict(data, source=str(path), ruleset=ruleset)
+    if suffix == ".csv":
+        return _roster_from_csv(text, where, ruleset)
+    raise InputError(f"{path}: unknown roster format {suffix or '(no suffix)'!r}, expected .toml or .csv")
+
+
+def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>", ruleset: str | None = None) -> Roster:
+    """Build a roster from the mapping a TOML file parses to (see :func:`load_roster`)."""
+    where = Where(source)
+    rs = _ruleset_of(data.get("ruleset"), ruleset, where)
+    allowed = {"ruleset", "unit", "options", "description", "title"} | set(rs.roster_tables)
+    for key in data:
+        if key not in allowed:
+            raise where.error(key, data[key], f"a top-level key of a {rs.id} roster ({', '.join(sorted(allowed))})")
+    raw_units = data.get("unit", [])
+    if not isinstance(raw_units, list) or not all(isinstance(u, Mapping) for u in raw_units):
+        raise where.error("unit", raw_units, "an array of tables ([[unit]])")
+    options_in: dict[str, Any] = {}
+    raw_options = data.get("options", {})
+    if not isinstance(raw_options, Mapping):
+        raise where.error("options", raw_options, "a table ([options])")
+    options_in.update(raw_options)
+    for name in rs.roster_tables:
+        if name in data:
+            options_in.update(rs.parse_roster_table(name, data[name], where))
+    try:
+        options = rs.resolve_options(options_in) if options_in else {}
+    except InputError as e:
+        raise InputError(f"{source}: {e}") from None
+    units = []
+    for i, raw in enumerate(raw_units, start=1):
+        raw = dict(raw)
+        raw.setdefault("name", f"unit {i}")
+        units.append(rs.parse_unit(raw, where.at(str(raw["name"]))))
+    return _finish(rs, units, options, where, description=str(data.get("description", data.get("title", ""))))
+
+
+def _roster_from_csv(text: str, where: Where, ruleset: str | None) -> Roster:
+    reader = csv.DictReader(io.StringIO(text))
+    rows = [dict(r) for r in reader]
+    if reader.fieldnames is None:
+        raise InputError(f"{where.source}: empty CSV roster (expected a header row of field names)")
+    for i, r in enumerate(rows, start=2):
+        if None in r:
+            raise InputError(f"{where.source}: line {i}: more cells than header columns")
+    declared = {(r.pop("ruleset", None) or "").strip() for r in rows} - {""}
+    if len(declared) > 1:
+        raise where.error("ruleset", sorted(declared), "one ruleset for the whole file")
+    rs = _ruleset_of(declared.pop() if declared else None, ruleset, where)
+    units = rs.units_from_rows(rows, where)
+    return _finish(rs, units, {}, where)
+
+
+def _ruleset_of(declared: Any, expected: str | None, where: Where) -> Ruleset:
+    if declared is None:
+        if expected is None:
+            raise where.error("ruleset", None, "the ruleset id (a `ruleset = \"...\"` key, or name the ruleset)")
+        return get_ruleset(expected)
+    if not isinstance(declared, str):
+        raise where.error("ruleset", declared, "a ruleset id string")
+    try:
+        rs = get_ruleset(declared)
+    except InputError as e:
+        raise InputError(f"{where.source}: {e}") from None
+    if expected is not None and get_ruleset(expected).id != rs.id:
+        raise where.error("ruleset", declared, f"a {expected} roster (this file is for {declared})")
+    return rs
+
+
+def _finish(rs: Ruleset, units: list[Any], options: dict[str, Any], where: Where, description: str = "") -> Roster:
+    by_name: dict[str, Any] = {}
+    for u in units:
+        if u.name in by_name:
+            raise where.at(u.name).error("name", u.name, "a unit name used once in the roster (duplicate)")
+        by_name[u.name] = u
+    rs.check_roster(units, options or rs.resolve_options(), where)
+    return Roster(rs.id, by_name, options, where.source or "<memory>", description)
+
+
+def default_roster(ruleset: str) -> Roster:
+    """The example roster shipped for ``ruleset`` (package data ``sim/rosters/<id>.toml``)."""
+    rs = get_ruleset(ruleset)
+    res = resources.files("sim") / "rosters" / f"{rs.id}.toml"
+    if not res.is_file():
+        raise InputError(f"ruleset {rs.id!r} ships no default roster")
+    data = tomllib.loads(res.read_text(encoding="utf-8"))
+    return roster_from_dict(data, source=f"default {rs.id} roster", ruleset=rs.id)

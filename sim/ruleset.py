@@ -1,0 +1,242 @@
+"""The one protocol every ruleset implements, and the matchup it is given.
+
+A ruleset is a :class:`Ruleset` subclass in ``sim/rulesets/<id>.py`` exposing a
+module-level ``RULESET`` instance. It declares its metadata and schema, and
+provides three pieces of behaviour:
+
+``prepare(matchup)``
+    Check that the two units can fight as asked and precompute whatever the
+    kernel needs (tables, probabilities). Returns a picklable *plan*.
+``simulate(plan, n, rng, rounds, max_rounds)``
+    The vectorised kernel: ``n`` fights, all randomness from ``rng``, returns
+    :class:`~sim.outcomes.Outcomes`. No Python loop per trial.
+``resolve_one(plan, dice, rounds, max_rounds)``
+    The scalar reference: one fight, read like the spec, every die from
+    ``dice.d6()``. Returns a :class:`~sim.outcomes.TrialOutcome`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from .dice import DiceStream
+from .errors import InputError, Where
+from .outcomes import Outcomes, TrialOutcome
+from .schema import Field, StateField, parse_fields
+
+__all__ = ["END", "Rounds", "SIDES", "Extra", "Matchup", "Ruleset", "parse_rounds"]
+
+END: Literal["end"] = "end"
+Rounds = int | Literal["end"]
+SIDES = ("attacker", "defender")
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A ruleset-specific per-trial count reported with every result.
+
+    Parameters
+    ----------
+    name : str
+        Key in ``Outcomes.extras`` and in the result's ``extras``.
+    kind : {"proportion", "mean"}
+        ``proportion`` for 0/1 indicators (reported with a Wilson interval),
+        ``mean`` for counts (mean, standard error and distribution).
+    doc : str
+    """
+
+    name: str
+    kind: str = "mean"
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Matchup:
+    """Everything that defines one fight, validated and with defaults filled in.
+
+    Attributes
+    ----------
+    attacker, defender : object
+        The ruleset's unit profiles (frozen dataclasses), overrides applied.
+    states : mapping
+        ``{"attacker": {state: value}, "defender": {...}}``, every state present.
+    options : mapping
+        Every ruleset option (switches, charts), defaults filled in.
+    """
+
+    attacker: Any
+    defender: Any
+    states: Mapping[str, Mapping[str, Any]]
+    options: Mapping[str, Any]
+
+    def unit(self, side: str) -> Any:
+        return self.attacker if side == "attacker" else self.defender
+
+    def state(self, side: str, name: str) -> Any:
+        return self.states[side][name]
+
+
+def parse_rounds(value: Any, where: Where = Where("--rounds")) -> Rounds:
+    """``"end"`` or a positive integer (``"3"`` is accepted)."""
+    if isinstance(value, str):
+        if value.strip().lower() == END:
+            return END
+        try:
+            value = int(value)
+        except ValueError:
+            raise where.error("rounds", value, 'a positive integer or "end"') from None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise where.error("rounds", value, 'a positive integer or "end"')
+    return int(value)
+
+
+class Ruleset:
+    """Base class of all rulesets: metadata, schema and the generic parts of validation."""
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    #: The original rules text under ``shared/rules/source`` and a one-line description.
+    source: ClassVar[str]
+    #: The spec under ``shared/rules`` (``<id>.md``).
+    spec: ClassVar[str]
+    damage_unit: ClassVar[str]
+    default_rounds: ClassVar[Rounds] = 1
+    outcome_categories: ClassVar[tuple[str, ...]]
+    unit_type: ClassVar[type]
+    unit_fields: ClassVar[tuple[Field, ...]]
+    state_fields: ClassVar[tuple[StateField, ...]] = ()
+    option_fields: ClassVar[tuple[Field, ...]] = ()
+    #: Top-level tables a roster file may carry besides ``ruleset``, ``unit`` and ``options``.
+    roster_tables: ClassVar[tuple[str, ...]] = ()
+    extras: ClassVar[tuple[Extra, ...]] = ()
+
+    # ----------------------------------------------------------------- units
+    def parse_unit(self, mapping: Mapping[str, Any], where: Where, *, from_text: bool = False) -> Any:
+        """Validate one unit's mapping and build its profile.
+
+        Parameters
+        ----------
+        mapping : mapping
+            Field name to value, as in a ``[[unit]]`` table or a CSV row.
+        where : Where
+            File and unit name for error messages.
+        from_text : bool
+            Values are text (CSV).
+        """
+        values = parse_fields(self.unit_fields, mapping, where, from_text=from_text)
+        return self.unit_type(**values)
+
+    def units_from_rows(self, rows: list[Mapping[str, str]], where: Where) -> list[Any]:
+        """Units from CSV rows (one row per unit by default)."""
+        units = []
+        for row in rows:
+            name = (row.get("name") or "").strip() or None
+            units.append(self.parse_unit(row, where.at(name), from_text=True))
+        return units
+
+    def unit_to_dict(self, unit: Any) -> dict[str, Any]:
+        """The unit's fields as plain values (the inverse of :meth:`parse_unit`)."""
+        return {f.name: getattr(unit, f.name) for f in dataclasses.fields(unit)}
+
+    def unit_rows(self, unit: Any) -> list[dict[str, Any]]:
+        """Rows that describe the unit in a table (one by default; squads give one per group)."""
+        return [self.unit_to_dict(unit)]
+
+    def with_overrides(self, unit: Any, overrides: Mapping[str, Any], where: Where, *, from_text: bool = False) -> Any:
+        """A copy of ``unit`` with some fields changed, validated like roster fields."""
+        if not overrides:
+            return unit
+        values = self.unit_to_dict(unit)
+        by_name = {f.name: f for f in self.unit_fields}
+        for key, raw in overrides.items():
+            if key not in by_name or key == "name":
+                known = ", ".join(sorted(k for k in by_name if k != "name"))
+                raise where.error(key, raw, f"a unit field or state of {self.id} ({known})")
+            values[key] = by_name[key].parse_text(raw, where) if from_text and isinstance(raw, str) else raw
+        return self.parse_unit(values, where)
+
+    def check_roster(self, units: list[Any], options: Mapping[str, Any], where: Where) -> None:
+        """Roster-wide checks (e.g. every armour letter is in the chart). Raise InputError."""
+
+    def parse_roster_table(self, name: str, value: Any, where: Where) -> dict[str, Any]:
+        """Turn a ruleset-specific top-level roster table into options."""
+        raise where.error(name, value, "no such table")
+
+    # ---------------------------------------------------------------- states
+    def state_field(self, name: str) -> StateField | None:
+        for s in self.state_fields:
+            if s.name == name:
+                return s
+        return None
+
+    def option_field(self, name: str) -> Field | None:
+        for f in self.option_fields:
+            if f.name == name:
+                return f
+        return None
+
+    def resolve_states(self, given: Mapping[str, Mapping[str, Any]] | None, *, from_text: bool = False) -> dict[str, dict[str, Any]]:
+        """Every state for both sides: defaults, then ``given`` (validated)."""
+        out: dict[str, dict[str, Any]] = {side: {} for side in SIDES}
+        for s in self.state_fields:
+            for side in s.sides:
+                out[side][s.name] = s.default_for(side)
+        for side, values in (given or {}).items():
+            if side not in SIDES:
+                raise InputError(f"states: side must be attacker or defender, got {side!r}")
+            where = Where("states", None)
+            for key, raw in values.items():
+                s = self.state_field(key)
+                if s is None:
+                    known = ", ".join(st.name for st in self.state_fields) or "none"
+                    raise where.error(f"{side}.{key}", raw, f"a state of {self.id} ({known}) or a unit field")
+                if side not in s.sides:
+                    raise where.error(f"{side}.{key}", raw, f"a state of the {' or '.join(s.sides)} only")
+                out[side][key] = s.field.parse_text(raw, where) if from_text and isinstance(raw, str) else s.field.parse(raw, where)
+        return out
+
+    def resolve_options(self, *layers: Mapping[str, Any] | None, from_text: bool = False) -> dict[str, Any]:
+        """Every option: defaults, then each layer in turn (roster, then call)."""
+        out = {f.name: f.default for f in self.option_fields}
+        where = Where("options", None)
+        for layer in layers:
+            for key, raw in (layer or {}).items():
+                f = self.option_field(key)
+                if f is None:
+                    known = ", ".join(f.name for f in self.option_fields) or "none"
+                    raise where.error(key, raw, f"an option of {self.id} ({known})")
+                out[key] = f.parse_text(raw, where) if from_text and isinstance(raw, str) else f.parse(raw, where)
+        return out
+
+    # ----------------------------------------------------------- behaviour
+    def prepare(self, matchup: Matchup) -> Any:
+        """Validate the matchup and return the kernel's plan (picklable). Raise MatchupError."""
+        raise NotImplementedError
+
+    def simulate(self, plan: Any, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
+        """Vectorised kernel: ``n`` fights."""
+        raise NotImplementedError
+
+    def resolve_one(self, plan: Any, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
+        """Scalar reference: one fight, as the spec reads."""
+        raise NotImplementedError
+
+    def bench_matchup(self) -> tuple[str, str, dict[str, dict[str, Any]], Rounds]:
+        """The standard benchmark matchup: names in the default roster, states, rounds."""
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "source": self.source,
+            "spec": self.spec,
+            "default_rounds": self.default_rounds,
+            "damage_unit": self.damage_unit,
+            "outcome_categories": list(self.outcome_categories),
+        }

@@ -1,0 +1,42 @@
+"""Interval estimates used by every result: Wilson intervals for proportions."""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+__all__ = ["wilson_interval", "Z95"]
+
+#: Two-sided 95% normal quantile.
+Z95: float = float(stats.norm.ppf(0.975))
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion.
+
+    Parameters
+    ----------
+    successes : int
+    n : int
+    confidence : float
+
+    Returns
+    -------
+    (float, float)
+        Lower and upper bound; ``(nan, nan)`` when ``n == 0``.
+
+    Notes
+    -----
+    The same interval as ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``
+    (tested against it), in closed form because ``binomtest`` also computes an
+    exact p-value we do not need, which is slow for the 10^8-trial runs.
+    """
+    if n <= 0:
+        return float("nan"), float("nan")
+    z = Z95 if confidence == 0.95 else float(stats.norm.ppf(0.5 + confidence / 2))
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
