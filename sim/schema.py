@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import Where
+from .errors import InputError, Where
 
 __all__ = ["REQUIRED", "Field", "StateField", "parse_fields", "text_to_value"]
 
@@ -247,7 +247,7 @@ def parse_fields(
     for key in mapping:
         if key not in by_name and key not in extra:
             known = ", ".join(sorted(by_name))
-            raise where.error(key, mapping[key], f"no such field (known fields: {known})")
+            raise InputError(where.describe(key, f"unknown field (value {mapping[key]!r}; known fields: {known})"))
     for f in fields:
         if f.name in mapping and not (from_text and str(mapping[f.name]).strip() == "" and not f.required):
             raw = mapping[f.name]

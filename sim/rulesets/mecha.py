@@ -205,25 +205,31 @@ class Mecha(Ruleset):
 
     # ---------------------------------------------------------------- kernel
     def simulate(self, plan: MechaPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
-        return self.run_kernel(plan, n, lambda r, idx: rng.integers(0, 36, size=len(idx), dtype=np.int8),
-                               rounds, max_rounds)
+        limit = max_rounds if rounds == END else int(rounds)
+        if limit == 1:
+            # One round from a single start state: only the joint dice matter, so
+            # count them (36 bins) and map the counts to final states.
+            counts = np.bincount(rng.integers(0, 36, size=n, dtype=np.int8), minlength=36).astype(np.int64)
+            by_state = np.bincount(plan.transition[plan.start], weights=counts, minlength=9).astype(np.int64)
+            return self.outcomes_from_states(np.arange(9), np.ones(9, np.int64), by_state, rounds, limit)
+        state, n_rounds = self.final_states(
+            plan, n, lambda r, idx: rng.integers(0, 36, size=len(idx), dtype=np.int8), rounds, max_rounds)
+        code = state.astype(np.int64) * (limit + 1) + n_rounds
+        counts = np.bincount(code, minlength=9 * (limit + 1))
+        nz = np.flatnonzero(counts)
+        return self.outcomes_from_states(nz // (limit + 1), nz % (limit + 1), counts[nz].astype(np.int64), rounds, limit)
 
-    def run_kernel(self, plan: MechaPlan, n: int, roll, rounds: Rounds, max_rounds: int) -> Outcomes:
-        """The kernel with its dice supplied by ``roll(round, trial_indices) -> joint dice 0..35``.
+    def final_states(self, plan: MechaPlan, n: int, roll, rounds: Rounds, max_rounds: int) -> tuple[NDArray, NDArray]:
+        """Final state (3*sev_a + sev_d) and rounds fought of ``n`` fights.
 
-        Production draws them; tests pass dice they also give the reference.
+        Dice come from ``roll(round, trial_indices)``, which returns one joint
+        roll 6*(a-1) + (d-1) per listed fight: the kernel draws them, tests pass
+        the same dice they give the reference.
         """
         limit = max_rounds if rounds == END else int(rounds)
         T = plan.transition
         all_idx = np.arange(n)
-        first = roll(1, all_idx)
-        if limit == 1:
-            # One round from a single start state: only the joint dice matter, so
-            # count them (36 bins) and map the counts to final states.
-            counts = np.bincount(first, minlength=36).astype(np.int64)
-            by_state = np.bincount(T[plan.start], weights=counts, minlength=9).astype(np.int64)
-            return self._outcomes(np.arange(9), np.ones(9, np.int64), by_state, rounds, limit)
-        state = T[plan.start][first]
+        state = T[plan.start][roll(1, all_idx)]
         n_rounds = np.ones(n, np.int64)
         alive = all_idx[~_ABSORBING[state]]
         r = 1
@@ -232,13 +238,10 @@ class Mecha(Ruleset):
             state[alive] = T[state[alive], roll(r, alive)]
             n_rounds[alive] = r
             alive = alive[~_ABSORBING[state[alive]]]
-        code = state.astype(np.int64) * (limit + 1) + n_rounds
-        counts = np.bincount(code, minlength=9 * (limit + 1))
-        nz = np.flatnonzero(counts)
-        return self._outcomes(nz // (limit + 1), nz % (limit + 1), counts[nz].astype(np.int64), rounds, limit)
+        return state, n_rounds
 
     @staticmethod
-    def _outcomes(states: NDArray, n_rounds: NDArray, weights: NDArray, rounds: Rounds, limit: int) -> Outcomes:
+    def outcomes_from_states(states: NDArray, n_rounds: NDArray, weights: NDArray, rounds: Rounds, limit: int) -> Outcomes:
         states = np.asarray(states)
         sev_a, sev_d = states // 3, states % 3
         capped = (rounds == END) & (n_rounds >= limit) & ~_ABSORBING[states]
