@@ -1,0 +1,489 @@
+"""Matchup matrices: every unit against every unit, each cell run adaptively in blocks.
+
+A cell is one attacker-defender pair. Its random numbers come from the stream
+``(stable_key(attacker), stable_key(defender))``, block ``b`` from
+``sim.rng.block_rng(root, *stream, b)``: the same addressing as
+:func:`sim.engine.run_tally`, so a cell that ran ``k`` blocks holds exactly the
+counts of ``sim.fight(..., trials=k * BLOCK_TRIALS, stream=stream)``, and its
+numbers depend neither on the roster order, nor on the other cells, nor on the
+number of worker processes.
+
+Cells run block by block until the Wilson 95% half-width of both ``p_attacker``
+and ``p_defender`` is at most ``half_width``, or ``max_trials`` is reached.
+
+The block runner (:class:`CellJob`, :func:`run_jobs`) is shared by
+:mod:`analysis.compare`, :mod:`analysis.sweep` and :mod:`analysis.solver`.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import sim
+from sim.api import provenance as _provenance
+from sim.errors import InputError, MatchupError
+from sim.results import FightResult
+from sim.rng import BLOCK_TRIALS, SeedLike, block_rng, block_sizes, root_sequence, stable_key
+from sim.roster import Roster
+from sim.ruleset import Rounds, Ruleset, parse_rounds
+from sim.rulesets import get_ruleset
+from sim.tally import Tally
+
+from .estimates import CSV_FLOAT_FORMAT, tally_row, wilson_half_width
+from .io import atomic_write_bytes, atomic_write_text, to_json
+
+__all__ = [
+    "MatchupMatrix",
+    "matchup_matrix",
+    "CellJob",
+    "JobResult",
+    "run_jobs",
+    "resolve_roster",
+    "check_run_settings",
+    "cell_stream",
+    "frame_to_csv",
+    "LONG_COLUMNS",
+]
+
+ProgressCallback = Callable[[int, int], None]
+
+#: Column order of ``MatchupMatrix.long`` and ``matrix_long.csv``.
+LONG_COLUMNS = [
+    "attacker", "defender", "trials",
+    "p_attacker", "p_attacker_lo", "p_attacker_hi", "p_attacker_se",
+    "p_defender", "p_defender_lo", "p_defender_hi", "p_defender_se",
+    "p_draw", "p_draw_lo", "p_draw_hi", "p_draw_se",
+    "damage_to_attacker", "damage_to_attacker_se", "damage_to_defender", "damage_to_defender_se",
+    "mean_rounds", "mean_rounds_se", "capped", "points_attacker", "points_defender", "note",
+]
+
+
+# ---------------------------------------------------------------- block runner
+@dataclass(frozen=True)
+class CellJob:
+    """One matchup to run block by block on an addressed stream.
+
+    Attributes
+    ----------
+    key : hashable
+        The caller's name for the job (returned with the result).
+    plan : object
+        ``ruleset.prepare(matchup)`` (picklable).
+    stream : tuple of int
+        Stream address; block ``b`` draws from ``block_rng(root, *stream, b)``.
+    max_trials : int
+        Trial cap (the exact number of trials when ``half_width`` is None).
+    half_width : float or None
+        Stop once the Wilson 95% half-widths of p_attacker and p_defender are at most this.
+    keep_blocks : bool
+        Also return each block's own tally (for batch-means standard errors of paired differences).
+    batch_trials : int
+        Trials per block; :data:`sim.rng.BLOCK_TRIALS` keeps the engine's addressing.
+    """
+
+    key: Any
+    plan: Any
+    stream: tuple[int, ...]
+    max_trials: int
+    half_width: float | None = None
+    keep_blocks: bool = False
+    batch_trials: int = BLOCK_TRIALS
+
+
+@dataclass
+class JobResult:
+    """The merged tally of a job, and its per-block tallies when asked for."""
+
+    key: Any
+    tally: Tally
+    blocks: list[Tally] | None = None
+
+
+def _new_tally(rs: Ruleset) -> Tally:
+    return Tally(len(rs.outcome_categories), tuple(e.name for e in rs.extras))
+
+
+def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Rounds, max_rounds: int) -> JobResult:
+    total = _new_tally(rs)
+    blocks: list[Tally] | None = [] if job.keep_blocks else None
+    for index, size in enumerate(block_sizes(job.max_trials, job.batch_trials)):
+        block = _new_tally(rs)
+        block.add(rs.simulate(job.plan, size, block_rng(root, *job.stream, index), rounds, max_rounds))
+        total = total.merge(block)
+        if blocks is not None:
+            blocks.append(block)
+        if job.half_width is not None and _narrow_enough(total, job.half_width):
+            break
+    return JobResult(job.key, total, blocks)
+
+
+def _narrow_enough(t: Tally, half_width: float) -> bool:
+    return max(wilson_half_width(int(t.wins[1]), t.trials), wilson_half_width(int(t.wins[2]), t.trials)) <= half_width
+
+
+def _run_task(ruleset_id: str, root: np.random.SeedSequence, jobs: list[CellJob], rounds: Rounds,
+              max_rounds: int) -> list[JobResult]:
+    rs = get_ruleset(ruleset_id)
+    return [_run_one(rs, root, job, rounds, max_rounds) for job in jobs]
+
+
+def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[CellJob], *, rounds: Rounds,
+             max_rounds: int, workers: int = 1, progress: ProgressCallback | None = None) -> dict[Any, JobResult]:
+    """Run every job, in this process or across ``workers`` processes.
+
+    Each job's numbers depend only on ``root``, its stream and its settings,
+    never on the worker count, the grouping of jobs into tasks or their order.
+
+    Parameters
+    ----------
+    ruleset : Ruleset
+    root : numpy.random.SeedSequence
+    jobs : sequence of CellJob
+    rounds : int or "end"
+    max_rounds : int
+    workers : int
+        Processes; ``<= 0`` means all cores.
+    progress : callable, optional
+        ``progress(jobs_done, jobs_total)`` as jobs finish.
+
+    Returns
+    -------
+    dict
+        Job key to :class:`JobResult`.
+    """
+    jobs = list(jobs)
+    out: dict[Any, JobResult] = {}
+    if workers <= 0:
+        workers = os.cpu_count() or 1
+    workers = max(1, min(workers, len(jobs)))
+    if workers == 1:
+        for i, job in enumerate(jobs, start=1):
+            out[job.key] = _run_one(ruleset, root, job, rounds, max_rounds)
+            if progress:
+                progress(i, len(jobs))
+        return out
+    # about four tasks per worker balances cheap and expensive cells without drowning in pickling
+    per_task = max(1, math.ceil(len(jobs) / (4 * workers)))
+    tasks = [jobs[k : k + per_task] for k in range(0, len(jobs), per_task)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_run_task, ruleset.id, root, task, rounds, max_rounds) for task in tasks]
+        for fut in as_completed(futures):
+            for res in fut.result():
+                out[res.key] = res
+            if progress:
+                progress(len(out), len(jobs))
+    return out
+
+
+# ------------------------------------------------------------- shared checks
+def resolve_roster(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
+    """The roster object for ``roster`` (a Roster, a file path, or None for the shipped roster)."""
+    if roster is None:
+        return sim.default_roster(rs.id)
+    if isinstance(roster, Roster):
+        if roster.ruleset != rs.id:
+            raise InputError(f"{roster.source}: a {roster.ruleset} roster, expected a {rs.id} roster")
+        return roster
+    return sim.load_roster(roster, rs.id)
+
+
+def check_run_settings(rs: Ruleset, rounds: Rounds | str | None, max_rounds: int, trials: int,
+                       what: str = "--trials") -> Rounds:
+    """Validate rounds, max_rounds and a trial count; return the rounds to use."""
+    rounds = rs.default_rounds if rounds is None else parse_rounds(rounds)
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
+        raise InputError(f"--max-rounds: got {max_rounds!r}, expected a positive integer")
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+        raise InputError(f"{what}: got {trials!r}, expected a positive integer")
+    return rounds
+
+
+def cell_stream(attacker: str, defender: str) -> tuple[int, int]:
+    """The stream address of the cell ``attacker`` vs ``defender`` (stable across runs and processes)."""
+    return stable_key(attacker), stable_key(defender)
+
+
+def frame_to_csv(frame: pd.DataFrame, index: bool = False) -> str:
+    """Deterministic CSV text: fixed float format, ``\\n`` line ends, empty cells for NaN."""
+    buf = io.StringIO()
+    frame.to_csv(buf, index=index, float_format=CSV_FLOAT_FORMAT, lineterminator="\n")
+    return buf.getvalue()
+
+
+def _points(unit: Any) -> float:
+    p = getattr(unit, "points", None)
+    return float(p) if p is not None else float("nan")
+
+
+# ------------------------------------------------------------------- matrix
+@dataclass
+class MatchupMatrix:
+    """Every unit as attacker against every unit as defender.
+
+    Attributes
+    ----------
+    ruleset : str
+        Ruleset id.
+    units : list of str
+        Unit names, in order (units that can fight no one are left out, see ``excluded``).
+    long : pandas.DataFrame
+        One row per attacker-defender pair (columns :data:`LONG_COLUMNS`). A pair
+        that cannot fight (``MatchupError``) has ``trials == 0``, NaN numbers and
+        the reason in ``note``.
+    results : dict
+        ``(attacker, defender) -> sim.FightResult`` for the pairs that fought.
+    settings : dict
+    provenance : dict
+        Seed entropy, versions, block size, stream addressing.
+    excluded : dict
+        Unit name -> why it was left out (it could fight no one, e.g. a flier in mecha).
+    """
+
+    ruleset: str
+    units: list[str]
+    long: pd.DataFrame
+    results: dict[tuple[str, str], FightResult]
+    settings: dict[str, Any]
+    provenance: dict[str, Any]
+    excluded: dict[str, str] = field(default_factory=dict)
+
+    def wide(self, value: str = "p_attacker") -> pd.DataFrame:
+        """``value`` as attacker rows x defender columns (in unit order)."""
+        if value not in self.long.columns:
+            raise InputError(f"matrix: no column {value!r} (columns: {', '.join(self.long.columns)})")
+        w = self.long.pivot(index="attacker", columns="defender", values=value)
+        w = w.reindex(index=self.units, columns=self.units)
+        w.index.name, w.columns.name = "attacker", "defender"
+        return w
+
+    def side_averaged(self) -> pd.DataFrame:
+        """Each unit against each opponent, averaged over the two roles.
+
+        ``p_win(u, o) = (P(u wins attacking o) + P(u wins defending against o)) / 2``,
+        likewise ``p_loss`` and ``p_draw``; ``p_win_se`` from the two cells'
+        binomial errors (independent streams); ``payoff = p_win - p_loss``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``unit, opponent, p_win, p_loss, p_draw, p_win_se, payoff, payoff_se``.
+        """
+        by = self.long.set_index(["attacker", "defender"])
+        rows = []
+        for u in self.units:
+            for o in self.units:
+                a, d = by.loc[(u, o)], by.loc[(o, u)]  # u attacking o; o attacking u (u defends)
+                p_win = (a.p_attacker + d.p_defender) / 2
+                p_loss = (a.p_defender + d.p_attacker) / 2
+                p_draw = (a.p_draw + d.p_draw) / 2
+                win_se = math.sqrt(a.p_attacker_se ** 2 + d.p_defender_se ** 2) / 2
+                # per-cell variance of the (win - loss) indicator, combined over the two cells
+                var_a = _payoff_var(a.p_attacker, a.p_defender, a.trials)
+                var_d = _payoff_var(d.p_defender, d.p_attacker, d.trials)
+                rows.append({"unit": u, "opponent": o, "p_win": p_win, "p_loss": p_loss, "p_draw": p_draw,
+                             "p_win_se": win_se, "payoff": p_win - p_loss,
+                             "payoff_se": math.sqrt(var_a + var_d) / 2})
+        return pd.DataFrame(rows, columns=["unit", "opponent", "p_win", "p_loss", "p_draw", "p_win_se", "payoff",
+                                           "payoff_se"])
+
+    def payoff_matrix(self) -> pd.DataFrame:
+        """Unit x opponent side-averaged ``p_win - p_loss`` (antisymmetric, zero diagonal)."""
+        s = self.side_averaged()
+        w = s.pivot(index="unit", columns="opponent", values="payoff").reindex(index=self.units, columns=self.units)
+        w.index.name, w.columns.name = "unit", "opponent"
+        return w
+
+    def write(self, out_dir: str | Path, *, png: bool = True) -> list[Path]:
+        """Write ``matrix_long.csv``, ``matrix.csv``, ``matrix.json`` and ``matrix.png`` atomically.
+
+        The CSV files are byte-identical for the same seed and settings (no
+        timestamps, fixed float format).
+        """
+        out = Path(out_dir)
+        paths = [
+            atomic_write_text(out / "matrix_long.csv", frame_to_csv(self.long[LONG_COLUMNS])),
+            atomic_write_text(out / "matrix.csv", frame_to_csv(self.wide("p_attacker"), index=True)),
+            atomic_write_text(out / "matrix.json", to_json({"ruleset": self.ruleset, "units": self.units,
+                                                            "excluded": self.excluded, "settings": self.settings,
+                                                            "provenance": self.provenance}) + "\n"),
+        ]
+        if png:
+            paths.append(atomic_write_bytes(out / "matrix.png", self.png_bytes()))
+        return paths
+
+    def png_bytes(self) -> bytes:
+        """The heatmap of ``p_attacker`` as PNG bytes (drawn by :func:`analysis.plots.matrix_heatmap`)."""
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        from matplotlib.figure import Figure
+
+        try:
+            from .plots import matrix_heatmap
+        except ImportError:  # TEMPORARY until analysis/plots.py lands (Helper B); then this goes
+            matrix_heatmap = _fallback_heatmap
+
+        n = max(len(self.units), 1)
+        fig = Figure(figsize=(2.0 + 0.75 * n, 1.5 + 0.65 * n))
+        ax = fig.add_subplot()
+        matrix_heatmap(self.wide("p_attacker"), ax=ax)
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+        return buf.getvalue()
+
+
+def _fallback_heatmap(wide: pd.DataFrame, ax: Any = None) -> Any:
+    # TEMPORARY: a minimal heatmap used only while analysis/plots.py does not exist.
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.gca()
+    ax.imshow(wide.to_numpy(dtype=float), cmap="RdBu", vmin=0, vmax=1)
+    ax.set_xticks(range(wide.shape[1]), list(wide.columns), rotation=45, ha="right")
+    ax.set_yticks(range(wide.shape[0]), list(wide.index))
+    ax.set_xlabel("defender")
+    ax.set_ylabel("attacker")
+    ax.set_title("P(attacker wins)")
+    return ax
+
+
+def _payoff_var(p_win: float, p_loss: float, n: int) -> float:
+    if not n:
+        return float("nan")
+    return (p_win + p_loss - (p_win - p_loss) ** 2) / n
+
+
+def matchup_matrix(
+    ruleset: str | Ruleset,
+    roster: Roster | str | Path | None = None,
+    units: Sequence[str] | None = None,
+    *,
+    half_width: float | None = 0.005,
+    max_trials: int = 2_000_000,
+    seed: SeedLike = None,
+    rounds: Rounds | str | None = None,
+    max_rounds: int = 50,
+    states: Mapping[str, Mapping[str, Any]] | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    options: Mapping[str, Any] | None = None,
+    workers: int = 1,
+    progress: ProgressCallback | None = None,
+    from_text: bool = False,
+) -> MatchupMatrix:
+    """Run every unit as attacker against every unit as defender (mirror matches included).
+
+    Parameters
+    ----------
+    ruleset : str or Ruleset
+    roster : Roster, path or None
+        Default: the ruleset's shipped roster.
+    units : sequence of str, optional
+        A subset of the roster's units, in this order (default: all).
+    half_width : float or None
+        Target Wilson 95% half-width of p_attacker and p_defender per cell
+        (0.005 = +-0.5 percentage points). ``None`` runs ``max_trials`` in every cell.
+    max_trials : int
+        Trial cap per cell.
+    seed : int, SeedSequence or None
+        ``None`` draws fresh entropy (recorded in ``provenance["seed_entropy"]``).
+    rounds : int or "end", optional
+        Default: the ruleset's.
+    max_rounds : int
+    states, overrides, options : mapping, optional
+        As in :func:`sim.fight`; states and overrides apply to every cell by role
+        (``{"defender": {"evading": True}}`` makes every defender evade).
+    workers : int
+        Processes (results identical for any value).
+    progress : callable, optional
+        ``progress(cells_done, cells_total)``.
+    from_text : bool
+        State/override/option values are text (``--set``).
+
+    Returns
+    -------
+    MatchupMatrix
+
+    Examples
+    --------
+    >>> from analysis.matrix import matchup_matrix
+    >>> m = matchup_matrix("mecha", units=["AFS", "Nutrocker"], seed=1)
+    >>> m.wide().shape
+    (2, 2)
+    """
+    rs = get_ruleset(ruleset)
+    ros = resolve_roster(rs, roster)
+    rounds = check_run_settings(rs, rounds, max_rounds, max_trials, "--max-trials")
+    if half_width is not None:
+        if isinstance(half_width, bool) or not isinstance(half_width, (int, float)) or not 0 < half_width < 0.5:
+            raise InputError(f"--half-width: got {half_width!r}, expected a number between 0 and 0.5 (0.005 = 0.5 pp)")
+    names = list(ros.names if units is None else units)
+    if not names:
+        raise InputError(f"{ros.source}: no units to put in a matrix")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"--units: {', '.join(dup)} named more than once")
+    for n in names:
+        ros.unit(n)  # one-line error listing the roster's names
+    root = root_sequence(seed)
+
+    plans: dict[tuple[str, str], tuple[Any, Any]] = {}
+    notes: dict[tuple[str, str], str] = {}
+    for a in names:
+        for d in names:
+            try:
+                plans[(a, d)] = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
+                                                  roster=ros, from_text=from_text)
+            except MatchupError as e:
+                notes[(a, d)] = str(e)
+    excluded = {u: notes[(u, u)] for u in names
+                if all((u, o) in notes and (o, u) in notes for o in names)}
+    kept = [u for u in names if u not in excluded]
+    if not kept:
+        raise InputError(f"{ros.source}: no pair of these units can fight ({next(iter(notes.values()))})")
+
+    jobs = [CellJob((a, d), plans[(a, d)][1], cell_stream(a, d), int(max_trials), half_width)
+            for a in kept for d in kept if (a, d) in plans]
+    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress)
+
+    settings = {
+        "rounds": rounds, "max_rounds": int(max_rounds), "half_width": half_width, "max_trials": int(max_trials),
+        "block_trials": BLOCK_TRIALS, "roster": ros.source, "units": kept,
+        "states": {k: dict(v) for k, v in (states or {}).items()},
+        "overrides": {k: dict(v) for k, v in (overrides or {}).items()},
+        "options": dict(next(iter(plans.values()))[0].options) if plans else {},
+    }
+    seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
+    prov = _provenance(root, ruleset=rs.id, spec=rs.spec, seed=seed_out,
+                       stream="(crc32(attacker name), crc32(defender name), block)")
+    rows, results = [], {}
+    for a in kept:
+        for d in kept:
+            if (a, d) in plans:
+                matchup = plans[(a, d)][0]
+                tally = done[(a, d)].tally
+                row = {"attacker": a, "defender": d, **tally_row(tally), "note": ""}
+                row["points_attacker"], row["points_defender"] = _points(matchup.attacker), _points(matchup.defender)
+                cell_settings = {"rounds": rounds, "max_rounds": int(max_rounds), "states": matchup.states,
+                                 "options": matchup.options, "overrides": settings["overrides"],
+                                 "attacker_profile": rs.unit_rows(matchup.attacker),
+                                 "defender_profile": rs.unit_rows(matchup.defender)}
+                results[(a, d)] = FightResult(rs, a, d, tally, cell_settings,
+                                              {**prov, "stream": list(cell_stream(a, d))}, seed_out)
+            else:
+                row = {"attacker": a, "defender": d, "trials": 0, "note": notes[(a, d)],
+                       "points_attacker": _points(ros.unit(a)), "points_defender": _points(ros.unit(d))}
+            rows.append(row)
+    long = pd.DataFrame(rows).reindex(columns=LONG_COLUMNS)
+    long["trials"] = long["trials"].astype(np.int64)
+    long["note"] = long["note"].fillna("")
+    return MatchupMatrix(rs.id, kept, long, results, settings, prov, excluded)
