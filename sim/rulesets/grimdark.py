@@ -1,0 +1,191 @@
+"""``grimdark``: squad close combat with initiative steps (1998 science-fantasy wargame, 3rd edition).
+
+Spec: ``shared/rules/grimdark.md``; original text ``source/001_ae2f5c5f2d6c01fb.txt`` (Russian).
+
+A unit is a squad of model groups (see :mod:`._grimdark_units`). Each round the
+models in base contact make A (+1 two weapons, +1 charging in round 1) attacks,
+the others exactly one plain attack; strikes go in steps (cover step in round 1
+with frag grenades, Initiative 10..1 with equal Initiative simultaneous, power
+fists last), casualties after each step. No morale rules (the text has none).
+
+Kernel: a side's state is its wounds lost ``L`` per trial (see
+:mod:`._grimdark_plan`). Within a step, the attacks of one pool are identical
+and rolled against one target profile, so the unsaved wounds are
+``Binomial(attacks, p_hit * p_wound * p_fail_save)`` (three binomial thinnings
+compose into one); applying them is ``min(L + u, W)``, or a table lookup when
+instant death can skip the rest of a model's wounds.
+
+Interpretations where the spec is silent (also in the designer's notes):
+
+* ``engaged`` (state, per side): models in base contact at the start of each
+  round, ``-1`` (default) = all. The engaged ones are the first alive models in
+  listed order, so the casualty order "engaged first, then the rest, groups in
+  listed order" is the listed order.
+* A model that is not engaged makes one plain attack (ordinary weapon, its own
+  S, at its Initiative, never in the fist step; a monster's attack still ignores
+  armour, being the creature's, not a weapon's). Frag grenades and cover still
+  move it to the cover step.
+* A power-fist model in contact always uses the fist (the option of attacking
+  normally is not modelled).
+* Winner after N rounds: more wounds lost by the enemy (the damage unit: a model
+  killed outright loses all its remaining wounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..dice import DiceStream
+from ..errors import MatchupError, Where
+from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
+from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ..schema import Field, StateField
+from ._grimdark_plan import GrimdarkPlan, build_plan
+from ._grimdark_reference import SURVIVED, WIPED_OUT, resolve_fight
+from ._grimdark_units import (UNIT_FIELDS, Squad, parse_squad, squad_rows, squad_to_dict, squad_with_overrides,
+                              squads_from_rows)
+
+__all__ = ["Grimdark", "RULESET"]
+
+
+class Grimdark(Ruleset):
+    id = "grimdark"
+    title = "Squad close combat with initiative steps (1998 science-fantasy wargame, 3rd ed.)"
+    source = "001_ae2f5c5f2d6c01fb.txt: close-combat chapter (Russian translation)"
+    spec = "grimdark.md"
+    damage_unit = "wounds lost"
+    default_rounds = 1
+    outcome_categories = ("wiped_out", "survived")
+    unit_type = Squad
+    unit_fields = UNIT_FIELDS
+    state_fields = (
+        StateField(Field("charging", "bool", "charged this turn: +1 A in base contact in round 1", default=True),
+                   sides=("attacker",)),
+        StateField(Field("in_cover", "bool", "defending in cover: strikes first in round 1", default=False),
+                   sides=("defender",)),
+        StateField(Field("engaged", "int", "models in base contact at the start of each round (-1 = all); "
+                                           "the rest make 1 plain attack", lo=-1, hi=100, default=-1)),
+    )
+    option_fields = (
+        Field("instant_death", "bool", "a wound with S >= 2T kills a multi-wound model outright", default=True),
+    )
+    extras = (
+        Extra("models_lost_attacker", "mean", "models of the attacking squad removed"),
+        Extra("models_lost_defender", "mean", "models of the defending squad removed"),
+    )
+
+    # ------------------------------------------------------------ units
+    def parse_unit(self, mapping: Mapping[str, Any], where: Where, *, from_text: bool = False) -> Squad:
+        return parse_squad(mapping, where, from_text=from_text)
+
+    def units_from_rows(self, rows: list[Mapping[str, str]], where: Where) -> list[Squad]:
+        return squads_from_rows(rows, where)
+
+    def unit_to_dict(self, unit: Squad) -> dict[str, Any]:
+        return squad_to_dict(unit)
+
+    def unit_rows(self, unit: Squad) -> list[dict[str, Any]]:
+        return squad_rows(unit)
+
+    def with_overrides(self, unit: Squad, overrides: Mapping[str, Any], where: Where, *,
+                       from_text: bool = False) -> Squad:
+        """``ws=5`` changes every group; ``2.ws=5`` group 2 only; ``models=N`` a homogeneous squad's size."""
+        return squad_with_overrides(unit, overrides, where, from_text=from_text)
+
+    # ------------------------------------------------------------ behaviour
+    def prepare(self, matchup: Matchup) -> GrimdarkPlan:
+        for side in ("attacker", "defender"):
+            if not isinstance(matchup.unit(side), Squad) or not matchup.unit(side).groups:
+                raise MatchupError(f"grimdark: the {side} is not a squad with at least one model group")
+        return build_plan(matchup)
+
+    def simulate(self, plan: GrimdarkPlan, n: int, rng: np.random.Generator, rounds: Rounds,
+                 max_rounds: int) -> Outcomes:
+        limit = max_rounds if rounds == END else int(rounds)
+        sa, sd = plan.sides
+        Wa, Wd = sa.wounds, sd.wounds
+        La = np.zeros(n, np.int64)
+        Ld = np.zeros(n, np.int64)
+        n_rounds = np.full(n, limit, np.int64)
+        idx = np.arange(n)
+        la, ld = La.copy(), Ld.copy()
+        W = (Wa, Wd)
+        for r in range(1, limit + 1):
+            steps = plan.steps_first if r == 1 else plan.steps_later
+            start = (la, ld)
+            state = [la, ld]
+            for step in steps:
+                now = (state[0], state[1])
+                received: list[list[tuple[np.ndarray, Any]]] = [[], []]
+                for pool in step:
+                    k = pool.side
+                    side = plan.sides[k]
+                    models = _strikers(side, pool, now[k], start[k])
+                    attacks = models * pool.per_model if pool.per_model != 1 else models
+                    p = pool.p[0] if len(pool.p) == 1 else pool.p[plan.sides[1 - k].front[now[1 - k]]]
+                    received[1 - k].append((rng.binomial(attacks, p), pool.apply))
+                for k in (0, 1):
+                    if not received[k]:
+                        continue
+                    L = state[k]
+                    if all(t is None for _, t in received[k]):
+                        total = received[k][0][0]
+                        for u, _ in received[k][1:]:
+                            total = total + u
+                        L = np.minimum(L + total, W[k])
+                    else:
+                        for u, table in received[k]:
+                            L = np.minimum(L + u, W[k]) if table is None else table[L, np.minimum(u, W[k])]
+                    state[k] = L
+            la, ld = state
+            going = (la < Wa) & (ld < Wd)
+            if going.all():
+                continue
+            over = ~going
+            ended = idx[over]
+            La[ended], Ld[ended], n_rounds[ended] = la[over], ld[over], r
+            idx, la, ld = idx[going], la[going], ld[going]
+            if not idx.size:
+                break
+        La[idx], Ld[idx] = la, ld
+        return self._outcomes(plan, La, Ld, n_rounds, rounds)
+
+    @staticmethod
+    def _outcomes(plan: GrimdarkPlan, La: np.ndarray, Ld: np.ndarray, n_rounds: np.ndarray,
+                  rounds: Rounds) -> Outcomes:
+        sa, sd = plan.sides
+        a_alive, d_alive = La < sa.wounds, Ld < sd.wounds
+        both = a_alive & d_alive
+        capped = both if rounds == END else np.zeros(len(La), bool)
+        by_wounds = np.where(Ld > La, ATTACKER, np.where(La > Ld, DEFENDER, DRAW))
+        winner = np.where(a_alive & ~d_alive, ATTACKER, np.where(d_alive & ~a_alive, DEFENDER, DRAW))
+        winner = np.where(both & ~capped, by_wounds, winner).astype(np.int8)
+        cat_a = np.where(a_alive, SURVIVED, WIPED_OUT).astype(np.int8)
+        cat_d = np.where(d_alive, SURVIVED, WIPED_OUT).astype(np.int8)
+        extras = {"models_lost_attacker": sa.dead[La], "models_lost_defender": sd.dead[Ld]}
+        return Outcomes(winner, La, Ld, cat_a, cat_d, n_rounds, capped, extras)
+
+    def resolve_one(self, plan: GrimdarkPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
+        return resolve_fight(plan.matchup, dice, rounds, max_rounds)
+
+    def bench_matchup(self) -> tuple[str, str, dict[str, dict[str, Any]], Rounds]:
+        return "Troopers", "Troopers", {}, END
+
+
+def _strikers(side, pool, L: np.ndarray, L0: np.ndarray) -> np.ndarray:
+    """Models of ``pool`` alive at ``L`` (wounds lost now), given the engagement fixed at ``L0`` (round start)."""
+    g = pool.group
+    if side.all_engaged:
+        return side.alive[g][L]
+    b0, b1 = int(side.bounds[g]), int(side.bounds[g + 1])
+    d = side.dead[L]
+    cut = side.dead[L0] + side.engaged
+    if pool.engaged:
+        return np.maximum(np.minimum(cut, b1) - np.maximum(d, b0), 0)
+    return np.maximum(b1 - np.maximum(np.maximum(d, b0), cut), 0)
+
+
+RULESET = Grimdark()
