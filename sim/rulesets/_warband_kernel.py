@@ -1,0 +1,359 @@
+"""``warband`` vectorised kernel: many fights at once, state arrays of shape (trials, warriors).
+
+Warriors 0..na-1 are the attackers, na..na+nd-1 the defenders. Python loops run
+over rounds, strike-order positions, striker sides and (for groups) warriors;
+every operation inside is on arrays of the fights still going (finished fights
+are recorded and compacted away each round). Per-side blow tables (to-hit,
+to-wound, saves, parryability per attack column) are precomputed in
+:func:`build_plan`. Dice are drawn as whole (fights, attacks) arrays; the
+scalar reference rolls the same dice one at a time, so the two agree in
+distribution (tested), not die for die.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
+from ..ruleset import END, Rounds
+from ._warband_tables import (
+    EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
+    WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
+    to_hit_needed, to_wound_needed, weapon_strength,
+)
+
+__all__ = ["Blows", "KernelPlan", "build_plan", "simulate"]
+
+#: Critical table by modified roll 0..7 (index = roll); injury table by total 0..9 and concussion.
+_CRIT = np.array([0] + [critical_result(r) for r in range(1, 8)], np.int8)
+_INJURY = np.array([[injury_result(max(t, 1), c) for t in range(0, 10)] for c in (False, True)], np.int8)
+
+
+@dataclass(frozen=True)
+class Blows:
+    """One side's blows against the other side, in round 1 or in later rounds (per attack column)."""
+
+    n: int
+    need_hit: int
+    need_wound: NDArray[np.int8]   # 7: cannot wound
+    crit_ok: NDArray[np.bool_]     # a natural 6 may be critical (needs less than 6)
+    save: NDArray[np.int8]         # 7 or more: no save
+    parryable: NDArray[np.bool_]   # the target may parry it (has sword/buckler, S < 2 x its S)
+    concussion: NDArray[np.bool_]
+    injury_mod: int                # strike to injure
+    crit_mod: int                  # web of steel
+
+
+@dataclass(frozen=True)
+class SideInfo:
+    """What the kernel needs about one side as a target and in the strike order."""
+
+    count: int
+    w: int
+    i: int
+    can_parry: bool
+    parry_reroll: bool
+    step_aside: bool
+    helmet: bool
+    jump_up: bool
+    class_round1: int
+    class_later: int
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    sides: tuple[SideInfo, SideInfo]
+    #: blows[striker side][0 later rounds, 1 round 1]
+    blows: tuple[tuple[Blows, Blows], tuple[Blows, Blows]]
+
+
+def _blows(s: WarbandUnit, t: WarbandUnit, first_round: bool, fist_as_user: bool) -> Blows:
+    cols = attack_columns(s)
+    strengths = [weapon_strength(s, wp, first_round, fist_as_user) for wp in cols]
+    resil = 1 if "resilient" in t.skills else 0
+    need_w = np.array([to_wound_needed(st - resil, t.t) for st in strengths], np.int8)
+    can_parry = "sword" in canonical_weapons(t.weapons) or t.buckler
+    return Blows(
+        n=len(cols),
+        need_hit=to_hit_needed(s.ws, t.ws),
+        need_wound=need_w,
+        crit_ok=need_w < 6,
+        save=np.array([min(save_needed(s, wp, st, t), 7) for wp, st in zip(cols, strengths)], np.int8),
+        parryable=np.array([can_parry and st < 2 * t.s for st in strengths], bool),
+        concussion=np.array([WEAPONS[wp].concussion for wp in cols], bool),
+        injury_mod=1 if "strike_to_injure" in s.skills else 0,
+        crit_mod=1 if "web_of_steel" in s.skills else 0,
+    )
+
+
+def _side(u: WarbandUnit, is_attacker: bool, charging: bool) -> SideInfo:
+    weapons = canonical_weapons(u.weapons)
+    last = any(WEAPONS[x].strike_last for x in weapons) and "strongman" not in u.skills
+    first = (is_attacker and charging) or any(WEAPONS[x].strike_first_round1 for x in weapons) or (
+        not is_attacker and charging and "lightning_reflexes" in u.skills)
+    return SideInfo(u.count, u.w, u.i, "sword" in weapons or u.buckler, "sword" in weapons and u.buckler,
+                    "step_aside" in u.skills, u.helmet, "jump_up" in u.skills,
+                    2 if last else 0 if first else 1, 2 if last else 1)
+
+
+def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool) -> KernelPlan:
+    """Precompute the per-side tables the kernel reads."""
+    return KernelPlan(
+        (_side(att, True, charging), _side(dfn, False, charging)),
+        ((_blows(att, dfn, False, fist_as_user), _blows(att, dfn, True, fist_as_user)),
+         (_blows(dfn, att, False, fist_as_user), _blows(dfn, att, True, fist_as_user))),
+    )
+
+
+class _State:
+    """Working arrays of the fights still going (compacted every round)."""
+
+    def __init__(self, kp: KernelPlan, n: int) -> None:
+        na, nd = kp.sides[0].count, kp.sides[1].count
+        self.na, self.nd, self.nw = na, nd, na + nd
+        self.ids = np.arange(n)
+        self.wounds = np.empty((n, na + nd), np.int8)
+        self.wounds[:, :na] = kp.sides[0].w
+        self.wounds[:, na:] = kp.sides[1].w
+        self.status = np.zeros((n, na + nd), np.int8)
+        self.stood = np.zeros((n, na + nd), bool)
+        self.put_by = np.full((n, na + nd), -1, np.int8)
+        self.hits_taken = np.zeros((n, na + nd), bool)
+        self.groups = na > 1 or nd > 1
+        if self.groups:
+            c = np.zeros((na, nd), bool)
+            if na >= nd:
+                c[np.arange(na), np.arange(na) % nd] = True
+            else:
+                c[np.arange(nd) % na, np.arange(nd)] = True
+            self.contacts = np.broadcast_to(c, (n, na, nd)).copy()
+
+    def keep(self, rows: NDArray[np.bool_]) -> None:
+        for name in ("ids", "wounds", "status", "stood", "put_by", "hits_taken") + (("contacts",) if self.groups else ()):
+            setattr(self, name, getattr(self, name)[rows])
+
+
+def simulate(kp: KernelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
+    """``n`` fights; see the module docstring."""
+    limit = max_rounds if rounds == END else int(rounds)
+    st = _State(kp, n)
+    na, nw = st.na, st.nw
+    out_w = np.zeros(n, np.int8)
+    out_dmg = np.zeros((n, 2), np.int64)
+    out_cat = np.zeros((n, 2), np.int8)
+    out_rounds = np.zeros(n, np.int64)
+    out_capped = np.zeros(n, bool)
+    out_ooa = np.zeros((n, 2), np.int64)
+    full_w = np.array([kp.sides[0].w] * na + [kp.sides[1].w] * st.nd, np.int64)
+    r = 0
+    while st.ids.size and r < limit:
+        r += 1
+        _play_round(kp, st, r, rng)
+        ooa = st.status == OUT_OF_ACTION
+        ooa_a, ooa_d = ooa[:, :na].sum(1), ooa[:, na:].sum(1)
+        done = (ooa_a == na) | (ooa_d == st.nd)
+        if r == limit:
+            finish = np.ones(st.ids.size, bool)
+        else:
+            finish = done
+        if finish.any():
+            f = np.flatnonzero(finish)
+            ids = st.ids[f]
+            status = st.status[f]
+            dmg = full_w - st.wounds[f]
+            da, dd = dmg[:, :na].sum(1), dmg[:, na:].sum(1)
+            oa, od = ooa_a[f], ooa_d[f]
+            capped = ~done[f] & (rounds == END)
+            w = np.where(od == st.nd, ATTACKER, np.where(oa == na, DEFENDER, np.where(
+                oa < od, ATTACKER, np.where(oa > od, DEFENDER, np.where(
+                    da < dd, ATTACKER, np.where(da > dd, DEFENDER, DRAW))))))
+            w[capped] = DRAW
+            out_w[ids] = w
+            out_dmg[ids, 0], out_dmg[ids, 1] = da, dd
+            for k, sl in enumerate((slice(0, na), slice(na, nw))):
+                s = status[:, sl]
+                out_cat[ids, k] = np.where((s == OUT_OF_ACTION).all(1), 0, np.where((s == STANDING).any(1), 2, 1))
+            out_rounds[ids] = r
+            out_capped[ids] = capped
+            out_ooa[ids, 0], out_ooa[ids, 1] = oa, od
+            st.keep(~finish)
+    return Outcomes(out_w, out_dmg[:, 0], out_dmg[:, 1], out_cat[:, 0], out_cat[:, 1], out_rounds, out_capped,
+                    {"out_of_action_attacker": out_ooa[:, 0], "out_of_action_defender": out_ooa[:, 1]})
+
+
+def _rejoin(st: _State) -> None:
+    """Free warriors (every contact out of action) join the live enemy with the fewest live opponents."""
+    na, nd = st.na, st.nd
+    live = st.status != OUT_OF_ACTION
+    la, ld = live[:, :na], live[:, na:]
+    c = st.contacts
+    for i in range(na):
+        free = la[:, i] & ~(c[:, i, :] & ld).any(1)
+        if free.any():
+            rows = np.flatnonzero(free)
+            load = (c[rows] & la[rows, :, None]).sum(1) + np.where(ld[rows], 0, 100)
+            c[rows, i, np.argmin(load, 1)] = True
+    for j in range(nd):
+        free = ld[:, j] & ~(c[:, :, j] & la).any(1)
+        if free.any():
+            rows = np.flatnonzero(free)
+            load = (c[rows] & ld[rows, None, :]).sum(2) + np.where(la[rows], 0, 100)
+            c[rows, np.argmin(load, 1), j] = True
+
+
+def _play_round(kp: KernelPlan, st: _State, r: int, rng: np.random.Generator) -> None:
+    na, nw, m = st.na, st.nw, st.ids.size
+    status = st.status
+    if st.groups:
+        _rejoin(st)
+    # Recovery of the active side: knocked down -> standing (strikes last), stunned -> knocked down.
+    act = slice(0, na) if r % 2 == 1 else slice(na, nw)
+    sa = status[:, act]
+    st.stood[:] = False
+    st.stood[:, act] = sa == KNOCKED_DOWN
+    status[:, act] = np.where(sa == KNOCKED_DOWN, STANDING, np.where(sa == STUNNED, KNOCKED_DOWN, sa))
+    st.put_by[:] = -1
+    st.hits_taken[:] = False
+    first = r == 1
+    # Strike order: class, then Initiative, then a random roll-off (uniform keys).
+    cls = np.array([kp.sides[0].class_round1 if first else kp.sides[0].class_later] * na
+                   + [kp.sides[1].class_round1 if first else kp.sides[1].class_later] * st.nd, np.float64)
+    ini = np.array([kp.sides[0].i] * na + [kp.sides[1].i] * st.nd, np.float64)
+    key = np.where(st.stood, 2.0, cls) * 64.0 + (20.0 - ini) + rng.random((m, nw))
+    standing = status == STANDING
+    if st.groups:
+        live = status != OUT_OF_ACTION
+        has_enemy = np.empty((m, nw), bool)
+        has_enemy[:, :na] = (st.contacts & live[:, None, na:]).any(2)
+        has_enemy[:, na:] = (st.contacts & live[:, :na, None]).any(1)
+        key[~(standing & has_enemy)] = 1e9
+    else:
+        key[~standing] = 1e9
+    order = np.argsort(key, axis=1)
+    ar = np.arange(m)
+    for p in range(nw):
+        s = order[:, p]
+        ok = st.status[ar, s] == STANDING
+        for side in (0, 1):
+            sel = ok & ((s < na) if side == 0 else (s >= na))
+            rows = np.flatnonzero(sel)
+            if rows.size == 0:
+                continue
+            striker = s[rows]
+            target = _targets(st, rows, striker, side)
+            if target is None:
+                continue
+            rows, striker, target = target
+            _batch(kp, st, rows, striker, target, side, first, rng)
+
+
+def _targets(st: _State, rows, striker, side):
+    """Standing enemies first; else stunned, else knocked-down ones not put down by this striker."""
+    na = st.na
+    if not st.groups:
+        return rows, striker, np.full(rows.size, na if side == 0 else 0)
+    if side == 0:
+        contact = st.contacts[rows, striker, :]
+        es, pb, off = st.status[rows, na:], st.put_by[rows, na:], na
+    else:
+        contact = st.contacts[rows, :, striker - na]
+        es, pb, off = st.status[rows, :na], st.put_by[rows, :na], 0
+    mine = pb == striker[:, None]
+    prio = np.where(es == STANDING, 3, np.where((es == STUNNED) & ~mine, 2,
+                                                np.where((es == KNOCKED_DOWN) & ~mine, 1, 0))) * contact
+    best = prio.argmax(1)
+    has = prio[np.arange(rows.size), best] > 0
+    return rows[has], striker[has], best[has] + off
+
+
+def _batch(kp: KernelPlan, st: _State, rows, striker, target, side: int, first: bool, rng: np.random.Generator) -> None:
+    """One striker's attacks on one target, for many fights at once."""
+    b = kp.blows[side][1 if first else 0]
+    tinfo = kp.sides[1 - side]
+    ts = st.status[rows, target]
+    stunned = ts == STUNNED
+    if stunned.any():
+        st.status[rows[stunned], target[stunned]] = OUT_OF_ACTION
+        keep = ~stunned
+        rows, striker, target, ts = rows[keep], striker[keep], target[keep], ts[keep]
+    m = rows.size
+    if m == 0:
+        return
+    A = b.n
+    kd = ts == KNOCKED_DOWN
+    H = rng.integers(1, 7, size=(m, A), dtype=np.int8)
+    hits = (H >= b.need_hit) | kd[:, None]
+    if b.parryable.any():
+        may = ~kd & ~st.hits_taken[rows, target]
+        ph = np.where(hits & b.parryable, H, 0)
+        best = ph.max(1)
+        tri = may & (best > 0) & (best < 6)
+        if tri.any():
+            pd = rng.integers(1, 7, size=m, dtype=np.int8)
+            ok = pd > best
+            if tinfo.parry_reroll:
+                ok |= rng.integers(1, 7, size=m, dtype=np.int8) > best
+            win = np.flatnonzero(tri & ok)
+            col = (ph[win] == best[win, None]).argmax(1)
+            hits[win, col] = False
+        anyhit = ~kd & (H >= b.need_hit).any(1)
+        st.hits_taken[rows[anyhit], target[anyhit]] = True
+    Wd = rng.integers(1, 7, size=(m, A), dtype=np.int8)
+    wounded = hits & (Wd >= b.need_wound)
+    if not wounded.any():
+        return
+    cand = wounded & (Wd == 6) & b.crit_ok
+    crow = np.flatnonzero(cand.any(1))
+    ccol = cand[crow].argmax(1)
+    crit = np.zeros((m, A), np.int8)
+    if crow.size:
+        crit[crow, ccol] = _CRIT[rng.integers(1, 7, size=crow.size) + b.crit_mod]
+    Sd = rng.integers(1, 7, size=(m, A), dtype=np.int8)
+    saved = (Sd >= b.save) & (crit != EXPOSED_SPOT) & (crit != MASTER_STRIKE)
+    if tinfo.step_aside:
+        saved |= rng.integers(1, 7, size=(m, A), dtype=np.int8) >= 5
+    unsaved = wounded & ~saved
+    nwounds = unsaved.astype(np.int8) * np.where(crit > 0, 2, 1).astype(np.int8)
+    total = nwounds.sum(1)
+    hurt = total > 0
+    # Knocked-down target: any unsaved wound puts it out of action.
+    kdh = kd & hurt
+    if kdh.any():
+        st.status[rows[kdh], target[kdh]] = OUT_OF_ACTION
+    sh = np.flatnonzero(~kd & hurt)
+    if sh.size == 0:
+        return
+    rows, striker, target = rows[sh], striker[sh], target[sh]
+    nwounds, crit, total = nwounds[sh], crit[sh], total[sh]
+    w0 = st.wounds[rows, target].astype(np.int16)
+    st.wounds[rows, target] = np.maximum(w0 - total, 0)
+    # Injury rolls: wound number k (1-based, in attack order) rolls if k >= max(w0, 1); keep the highest.
+    need = np.maximum(w0, 1)
+    injured = total >= need
+    if not injured.any():
+        return
+    ir = np.flatnonzero(injured)
+    rows, striker, target = rows[ir], striker[ir], target[ir]
+    nwounds, crit, need = nwounds[ir], crit[ir], need[ir]
+    before = np.cumsum(nwounds, 1) - nwounds
+    k = before[:, :, None] + np.array([1, 2])                   # wound numbers of each column's two slots
+    exists = np.array([0, 1]) < nwounds[:, :, None]
+    rolls_it = exists & (k >= need[:, None, None])
+    mod = b.injury_mod + 2 * (crit == MASTER_STRIKE)
+    tot = rng.integers(1, 7, size=rolls_it.shape, dtype=np.int8) + mod[:, :, None]
+    res = _INJURY[b.concussion.astype(np.intp)[None, :, None], np.minimum(tot, 9)]
+    worst = np.where(rolls_it, res, -1).max(axis=(1, 2))
+    if tinfo.helmet:
+        sv = (worst == STUNNED) & (rng.integers(1, 7, size=worst.size) >= 4)
+        worst = np.where(sv, KNOCKED_DOWN, worst)
+        jump = (worst == KNOCKED_DOWN) & ~sv
+    else:
+        jump = worst == KNOCKED_DOWN
+    if tinfo.jump_up:
+        worst = np.where(jump, STANDING, worst)
+    st.status[rows, target] = worst
+    down = (worst == KNOCKED_DOWN) | (worst == STUNNED)
+    st.put_by[rows[down], target[down]] = striker[down]

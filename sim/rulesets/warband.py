@@ -1,0 +1,135 @@
+"""``warband``: skirmish warriors fought to the end, with parries, criticals and injuries.
+
+Spec: ``shared/rules/warband.md``; original text ``source/004_7a625f83867ff841.txt``
+(the hand-to-hand chapter of a 1999 skirmish game set in a ruined city).
+
+A side is one warrior profile with ``count`` warriors (up to 10). One round is
+one player turn: the active player's Recovery, then one hand-to-hand phase in
+which every engaged warrior fights in strike order (strike first, Initiative
+with roll-offs, strike last). Round 1 is the attacker's (charge) turn.
+
+Modules: ``_warband_tables`` (profile, weapon/armour tables, charts, equipment
+legality), ``_warband_reference`` (the scalar reference, the spec in code) and
+``_warband_kernel`` (the vectorised kernel).
+
+Simplifications and interpretations where the spec is silent (also in the
+report): each striker puts all its attacks into one target (standing enemies
+first, lowest index); with two different weapons one attack is made with the
+second weapon listed; a warrior whose every opponent is out of action joins the
+live enemy with the fewest opponents at the start of the next round (no charge
+bonus); Step Aside also protects knocked-down warriors and applies to critical
+hits that allow no armour save. The optional All Alone and rout tests are not
+implemented, so no switch is offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..dice import DiceStream
+from ..errors import MatchupError, Where
+from ..outcomes import Outcomes, TrialOutcome
+from ..ruleset import Extra, Matchup, Rounds, Ruleset
+from ..schema import Field, StateField
+from ._warband_kernel import KernelPlan, build_plan, simulate
+from ._warband_reference import resolve_fight
+from ._warband_tables import ARMOUR_SAVE, SKILLS, WEAPON_NAMES, WarbandUnit, check_equipment, unit_summary
+
+__all__ = ["Warband", "WarbandPlan", "RULESET"]
+
+
+@dataclass(frozen=True)
+class WarbandPlan:
+    """A prepared matchup: the validated units and the kernel's tables."""
+
+    matchup: Matchup
+    attacker: WarbandUnit
+    defender: WarbandUnit
+    charging: bool
+    fist_as_user: bool
+    kernel: KernelPlan
+
+
+class Warband(Ruleset):
+    """The ``warband`` ruleset (see the module docstring)."""
+
+    id = "warband"
+    title = "Skirmish warband hand-to-hand combat (1999 ruined-city skirmish game)"
+    source = "004_7a625f83867ff841.txt: the 'Close Combat' chapter"
+    spec = "warband.md"
+    damage_unit = "wounds lost (capped at each warrior's W)"
+    default_rounds = "end"
+    outcome_categories = ("out_of_action", "down", "standing")
+    unit_type = WarbandUnit
+    unit_fields = (
+        Field("name", "str", "warrior name"),
+        Field("count", "int", "warriors with this profile (a side is one group)", lo=1, hi=10, default=1),
+        Field("ws", "int", "Weapon Skill", lo=1, hi=10),
+        Field("s", "int", "Strength", lo=1, hi=10),
+        Field("t", "int", "Toughness", lo=1, hi=10),
+        Field("i", "int", "Initiative", lo=1, hi=10),
+        Field("w", "int", "Wounds", lo=1, hi=10),
+        Field("a", "int", "Attacks", lo=1, hi=10),
+        Field("ld", "int", "Leadership (only for the All Alone test, not implemented)", lo=2, hi=12,
+              default=None, optional=True),
+        Field("armour", "choice", "body armour", choices=tuple(ARMOUR_SAVE), default="none"),
+        Field("shield", "bool", "carries a shield (+1 save)", default=False),
+        Field("buckler", "bool", "carries a buckler (parry)", default=False),
+        Field("helmet", "bool", "wears a helmet (4+ save against stunned)", default=False),
+        Field("weapons", "str_list", "one or two close-combat weapons", choices=WEAPON_NAMES,
+              default=("dagger",), min_items=1, max_items=2),
+        Field("skills", "str_list", "combat skills", choices=SKILLS, default=()),
+        Field("points", "number", "points cost", lo=0, default=None, optional=True),
+    )
+    state_fields = (
+        StateField(Field("charging", "bool", "charged this fight: strikes first in round 1", default=True),
+                   sides=("attacker",)),
+    )
+    option_fields = (
+        Field("fist_strength", "choice", 'fist Strength: "user-1" (rulebook copy, default) or "user" (BSData)',
+              choices=("user-1", "user"), default="user-1"),
+    )
+    extras = (
+        Extra("out_of_action_attacker", "mean", "attacking warriors out of action at the end"),
+        Extra("out_of_action_defender", "mean", "defending warriors out of action at the end"),
+    )
+
+    # ------------------------------------------------------------ validation
+    def parse_unit(self, mapping: Mapping[str, Any], where: Where, *, from_text: bool = False) -> WarbandUnit:
+        unit = super().parse_unit(mapping, where, from_text=from_text)
+        if len(set(unit.skills)) != len(unit.skills):
+            raise where.error("skills", list(unit.skills), "each skill at most once")
+        check_equipment(unit, where)
+        return unit
+
+    def unit_rows(self, unit: WarbandUnit) -> list[dict[str, Any]]:
+        return [unit_summary(unit)]
+
+    def prepare(self, matchup: Matchup) -> WarbandPlan:
+        for side in ("attacker", "defender"):
+            u = matchup.unit(side)
+            if not isinstance(u, WarbandUnit):
+                raise MatchupError(f"warband: {side} is not a warband warrior ({type(u).__name__})")
+            check_equipment(u, Where("matchup", u.name))
+        charging = bool(matchup.state("attacker", "charging"))
+        fist_as_user = matchup.options["fist_strength"] == "user"
+        return WarbandPlan(matchup, matchup.attacker, matchup.defender, charging, fist_as_user,
+                           build_plan(matchup.attacker, matchup.defender, charging, fist_as_user))
+
+    # ------------------------------------------------------------- behaviour
+    def simulate(self, plan: WarbandPlan, n: int, rng: np.random.Generator, rounds: Rounds,
+                 max_rounds: int) -> Outcomes:
+        return simulate(plan.kernel, n, rng, rounds, max_rounds)
+
+    def resolve_one(self, plan: WarbandPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
+        return resolve_fight(plan.attacker, plan.defender, plan.charging, plan.fist_as_user, dice, rounds, max_rounds)
+
+    def bench_matchup(self):
+        return "Mercenary Warrior", "Youngblood", {}, "end"
+
+
+RULESET = Warband()
