@@ -1,0 +1,321 @@
+"""``pools``: simultaneous attack-pool unit combat (Bases, Courage, Shaken, Dash).
+
+Spec: ``shared/rules/pools.md``; original text ``source/003_7aff26f11569f388.txt``.
+
+A unit is a block of bases. In one engagement both sides roll an attack pool
+(``attack`` dice per base, +1 per base for a charging attacker, -1 per base when
+Shaken, Flanked or a defending vehicle; reductions never take it below one die
+per base) against a 4+ hit threshold moved by Dash, Cover and Flanking (clamped
+to 2+..6+). Hits received (before saves) of at least ``courage`` make a unit
+Shaken; saves cancel hits; fewer unsaved hits wins. Wounds fill one base at a
+time; the loser retreats half its move (a stationary loser is destroyed); on a
+tie the attacker is pushed back 1".
+
+Interpretations beyond the spec (documented in the report and in the docs):
+
+* ``rounds = N`` and ``"end"`` repeat engagements with the sides alternating as
+  attacker (the original attacker in odd rounds), stopping early when a unit is
+  destroyed. The states ``charge``, ``dash``, ``cover`` and ``flanked`` describe
+  the **first** engagement only: later attackers charge out of the open (no
+  Dash token, no cover), and flanking comes only from a retreat in the previous
+  engagement. ``shaken`` is the units' status at the start and carries over.
+* ``rally`` clears Shaken at the start of the unit's own turn as attacker from
+  round 2 on (the round-1 states are taken as already after any rally).
+* The extras ``shaken_attacker`` / ``shaken_defender`` are the Shaken status
+  **at the end of the fight** (whatever its cause, the starting state
+  included; a destroyed unit counts with the status it had when removed).
+  ``bases_lost_*`` counts bases removed, all of them for a destroyed unit.
+* Damage is wounds received (unsaved hits capped at the wounds left); a
+  stationary loser destroyed by the retreat rule takes no extra damage, its
+  category says ``destroyed``.
+* Dice order in :meth:`Pools.resolve_one`, per engagement: the round's
+  attacker's attack pool, the round's defender's attack pool, then the round's
+  attacker's saves (one die per hit it received), then the defender's saves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..dice import DiceStream
+from ..errors import MatchupError
+from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
+from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ..schema import Field, StateField
+from ._pools_kernel import (DESTROYED, HELD, RETREATED, RoundSetup, SideStats, SingleTable, run_binomial,
+                            run_multinomial, single_engagement_table)
+
+__all__ = ["PoolsUnit", "PoolsPlan", "Pools", "RULESET"]
+
+SIDES = ("attacker", "defender")
+
+
+@dataclass(frozen=True, slots=True)
+class PoolsUnit:
+    """A block of bases."""
+
+    name: str
+    bases: int
+    attack: int
+    courage: int
+    move: float
+    save: int | None = None
+    wounds: int = 1
+    vehicle: bool = False
+    points: float | None = None
+
+
+@dataclass(frozen=True)
+class PoolsPlan:
+    """What the kernel and the reference need: the matchup and its fixed numbers."""
+
+    matchup: Matchup
+    sides: tuple[SideStats, SideStats]
+    setup: RoundSetup
+    #: Exact joint table of the first engagement (``None`` for very large pools).
+    single: SingleTable | None
+
+
+class Pools(Ruleset):
+    """The ``pools`` ruleset (see the module docstring)."""
+
+    id = "pools"
+    title = "Simultaneous attack-pool unit combat (Bases, Courage, Shaken, Dash)"
+    source = "003_7aff26f11569f388.txt: a unit-based game's close-combat procedure"
+    spec = "pools.md"
+    damage_unit = "wounds (unsaved hits, capped at the wounds the unit had left)"
+    default_rounds = 1
+    outcome_categories = ("destroyed", "retreated", "held")
+    unit_type = PoolsUnit
+    unit_fields = (
+        Field("name", "str", "unit name"),
+        Field("bases", "int", "bases in the unit", lo=1, hi=50),
+        Field("attack", "int", "Melee Attack stat: dice per base", lo=0, hi=10),
+        Field("save", "int", "save X+: each die >= save cancels one hit (none = no save)", lo=2, hi=6,
+              default=None, optional=True),
+        Field("courage", "int", "hits received (before saves) >= courage makes the unit Shaken", lo=1, hi=100),
+        Field("move", "number", "move in inches; 0 = stationary (destroyed if it loses)", lo=0, hi=24),
+        Field("wounds", "int", "wounds per base", lo=1, hi=10, default=1),
+        Field("vehicle", "bool", "a vehicle: loses one die per base as the defender", default=False),
+        Field("points", "number", "points cost", lo=0, default=None, optional=True),
+    )
+    state_fields = (
+        StateField(Field("charge", "bool", "contact by a Charge action: +1 die per base (first engagement)",
+                         default=True), sides=("attacker",)),
+        StateField(Field("dash", "bool", "holds a Dash token: its hits need +1 (first engagement)", default=False)),
+        StateField(Field("cover", "bool", "in cover: hits against it need +1 (first engagement)", default=False)),
+        StateField(Field("shaken", "bool", "Shaken at the start: -1 die per base (carries over)", default=False)),
+        StateField(Field("flanked", "bool", "flanked: -1 die per base, hits against it need -1 (first engagement)",
+                         default=False)),
+    )
+    option_fields = (
+        Field("rally", "bool", "a Shaken unit recovers at the start of its own turn as attacker", default=False),
+        Field("dash_shift", "int", "hit threshold change for a side holding a Dash token", lo=-3, hi=3, default=1),
+        Field("cover_shift", "int", "hit threshold change against a side in cover", lo=-3, hi=3, default=1),
+        Field("flank_shift", "int", "hit threshold change against a flanked side", lo=-3, hi=3, default=-1),
+        Field("target_dash_shift", "int", "hit threshold change against a side holding a Dash token",
+              lo=-3, hi=3, default=0),
+    )
+    extras = (
+        Extra("shaken_attacker", "proportion", "attacker Shaken at the end of the fight"),
+        Extra("shaken_defender", "proportion", "defender Shaken at the end of the fight"),
+        Extra("bases_lost_attacker", "mean", "attacker bases removed (all of them if destroyed)"),
+        Extra("bases_lost_defender", "mean", "defender bases removed (all of them if destroyed)"),
+    )
+
+    # ------------------------------------------------------------ validation
+    def prepare(self, matchup: Matchup) -> PoolsPlan:
+        if matchup.state("attacker", "charge") and matchup.state("attacker", "dash"):
+            raise MatchupError(
+                f"pools: attacker {matchup.attacker.name!r} cannot both charge and hold a Dash token "
+                "(a Dash contact is never a Charge): set attacker.charge=false"
+            )
+        sides = tuple(
+            SideStats(u.attack, u.bases, u.wounds, 1.0 if u.save is None else (u.save - 1) / 6.0, u.courage,
+                      float(u.move), bool(u.vehicle))
+            for u in (matchup.attacker, matchup.defender)
+        )
+        o = matchup.options
+        setup = RoundSetup(
+            charge=bool(matchup.state("attacker", "charge")),
+            shaken=tuple(bool(matchup.state(s, "shaken")) for s in SIDES),
+            flanked=tuple(bool(matchup.state(s, "flanked")) for s in SIDES),
+            dash=tuple(bool(matchup.state(s, "dash")) for s in SIDES),
+            cover=tuple(bool(matchup.state(s, "cover")) for s in SIDES),
+            dash_shift=int(o["dash_shift"]), cover_shift=int(o["cover_shift"]),
+            flank_shift=int(o["flank_shift"]), target_dash_shift=int(o["target_dash_shift"]),
+            rally=bool(o["rally"]),
+        )
+        return PoolsPlan(matchup, sides, setup, single_engagement_table(sides, setup))
+
+    # ---------------------------------------------------------------- kernel
+    def simulate(self, plan: PoolsPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int,
+                 method: str = "auto") -> Outcomes:
+        """``n`` fights. ``method``: ``"auto"``, ``"multinomial"`` (one engagement only) or ``"binomial"``.
+
+        Both methods are exact in distribution; ``auto`` uses the multinomial
+        draw whenever the fight is a single engagement and its table is small.
+        """
+        limit = max_rounds if rounds == END else int(rounds)
+        fixed = rounds != END
+        if method not in ("auto", "multinomial", "binomial"):
+            raise ValueError(f"unknown method {method!r}")
+        if method != "binomial" and limit == 1 and plan.single is not None:
+            return run_multinomial(plan.sides, plan.setup, plan.single, n, rng, fixed, limit)
+        if method == "multinomial":
+            raise ValueError("the multinomial method needs a single engagement with a small table")
+        return run_binomial(plan.sides, plan.setup, n, rng, fixed, limit)
+
+    # ------------------------------------------------------------- reference
+    def resolve_one(self, plan: PoolsPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
+        m, o = plan.matchup, plan.matchup.options
+        unit = {"attacker": m.attacker, "defender": m.defender}
+        other = {"attacker": "defender", "defender": "attacker"}
+        wounds_left = {s: unit[s].bases * unit[s].wounds for s in SIDES}
+        damage = {s: 0 for s in SIDES}
+        shaken = {s: bool(m.state(s, "shaken")) for s in SIDES}
+        destroyed = {s: False for s in SIDES}
+        retreated = {s: False for s in SIDES}   # retreated in the previous engagement
+        lost_last = {s: False for s in SIDES}
+        limit = max_rounds if rounds == END else int(rounds)
+        fought = 0
+        while fought < limit:
+            fought += 1
+            # Fighting on: the sides take turns as attacker, the original attacker in odd rounds.
+            att = "attacker" if fought % 2 == 1 else "defender"
+            dfn = other[att]
+            if fought == 1:
+                # The first engagement is the one the states describe.
+                charging = bool(m.state("attacker", "charge"))
+                flanked = {s: bool(m.state(s, "flanked")) for s in SIDES}
+                dash = {s: bool(m.state(s, "dash")) for s in SIDES}
+                cover = {s: bool(m.state(s, "cover")) for s in SIDES}
+            else:
+                # Rally (switch): Shaken clears at the start of the unit's own turn as attacker.
+                if o["rally"] and shaken[att]:
+                    shaken[att] = False
+                # Each new attacker charges out of the open; a unit that retreated in the
+                # previous engagement faces away, so it counts as flanked when charged.
+                charging = True
+                flanked = {att: False, dfn: retreated[dfn]}
+                dash = {s: False for s in SIDES}
+                cover = {s: False for s in SIDES}
+
+            # 2. Attack pools: stat x bases remaining, then per-base modifiers.
+            pool = {}
+            for s in (att, dfn):
+                u = unit[s]
+                bases = -(-wounds_left[s] // u.wounds)  # a partly damaged base still fights
+                raw = u.attack * bases
+                per_base = 0
+                if s == att and charging:
+                    per_base += 1
+                if shaken[s]:
+                    per_base -= 1
+                if flanked[s]:
+                    per_base -= 1
+                if u.vehicle and s == dfn:
+                    per_base -= 1
+                final = raw + per_base * bases
+                if per_base < 0:
+                    # reductions stop at one die per base (but never raise the stat itself)
+                    final = max(final, min(raw, bases))
+                pool[s] = final
+
+            # 3. Both roll at once: 4+ to hit, moved by Dash, Cover and Flanking, clamped 2+..6+.
+            hits = {}
+            for s in (att, dfn):
+                t = other[s]
+                threshold = 4
+                if dash[s]:
+                    threshold += o["dash_shift"]
+                if dash[t]:
+                    threshold += o["target_dash_shift"]
+                if cover[t]:
+                    threshold += o["cover_shift"]
+                if flanked[t]:
+                    threshold += o["flank_shift"]
+                threshold = min(max(threshold, 2), 6)
+                hits[s] = sum(1 for _ in range(pool[s]) if dice.d6() >= threshold)
+            # Shaken check straight after the roll, on hits received before saves.
+            for s in (att, dfn):
+                if hits[other[s]] >= unit[s].courage:
+                    shaken[s] = True
+
+            # 4. Saves: one die per hit received, each die >= save cancels one hit.
+            unsaved = {}
+            for s in (att, dfn):
+                received = hits[other[s]]
+                if unit[s].save is None:
+                    unsaved[s] = received
+                else:
+                    saved = sum(1 for _ in range(received) if dice.d6() >= unit[s].save)
+                    unsaved[s] = received - saved
+
+            # 5. Fewer unsaved hits wins, more loses, equal is a tie.
+            if unsaved[att] < unsaved[dfn]:
+                loser = dfn
+            elif unsaved[dfn] < unsaved[att]:
+                loser = att
+            else:
+                loser = None
+
+            # 6. Wounds = unsaved hits, filling one base at a time.
+            for s in SIDES:
+                taken = min(unsaved[s], wounds_left[s])
+                damage[s] += taken
+                wounds_left[s] -= taken
+                if wounds_left[s] == 0:
+                    destroyed[s] = True
+            # The loser retreats half its move and turns away; a stationary loser is destroyed.
+            # On a tie the attacker is pushed back 1" (no lasting effect here).
+            for s in SIDES:
+                lost_last[s] = s == loser
+                retreated[s] = False
+                if s == loser and not destroyed[s]:
+                    if unit[s].move == 0:
+                        destroyed[s] = True
+                    else:
+                        retreated[s] = True
+            if destroyed["attacker"] or destroyed["defender"]:
+                break
+
+        # Outcome.
+        capped = rounds == END and fought >= limit and not (destroyed["attacker"] or destroyed["defender"])
+        if destroyed["attacker"] and destroyed["defender"]:
+            winner = DRAW
+        elif destroyed["defender"]:
+            winner = ATTACKER
+        elif destroyed["attacker"]:
+            winner = DEFENDER
+        elif capped:
+            winner = DRAW
+        elif damage["attacker"] < damage["defender"]:
+            winner = ATTACKER
+        elif damage["defender"] < damage["attacker"]:
+            winner = DEFENDER
+        else:
+            winner = DRAW
+        category, extras = {}, {}
+        for s in SIDES:
+            if destroyed[s]:
+                category[s] = DESTROYED
+            elif lost_last[s]:
+                category[s] = RETREATED
+            else:
+                category[s] = HELD
+            extras[f"shaken_{s}"] = int(shaken[s])
+            bases_left = 0 if destroyed[s] else -(-wounds_left[s] // unit[s].wounds)
+            extras[f"bases_lost_{s}"] = unit[s].bases - bases_left
+        return TrialOutcome(winner, damage["attacker"], damage["defender"], category["attacker"],
+                            category["defender"], fought, capped, extras)
+
+    def bench_matchup(self) -> tuple[str, str, dict[str, dict[str, Any]], Rounds]:
+        """One engagement between two 10-base units of the default roster."""
+        return "Line Infantry", "Spear Wall", {}, 1
+
+
+RULESET = Pools()
