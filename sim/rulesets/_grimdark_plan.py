@@ -11,7 +11,8 @@ wounds, so ``L`` jumps to the end of that model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -68,6 +69,18 @@ class GrimdarkPlan:
     #: strike steps of round 1 and of later rounds, each a tuple of pools in application order
     steps_first: tuple[tuple[Pool, ...], ...]
     steps_later: tuple[tuple[Pool, ...], ...]
+    #: use the whole-round Markov chain when it applies (tests switch it off to check the binomial path)
+    fast: bool = True
+    #: per-process lazy tables (the chain's alias tables); dropped when pickled
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["cache"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
 
 def _side_plan(squad: Squad, engaged: int) -> SidePlan:

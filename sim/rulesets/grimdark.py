@@ -43,6 +43,7 @@ from ..errors import MatchupError, Where
 from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
 from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
 from ..schema import Field, StateField
+from ._grimdark_chain import ChainTables, chain_tables, sample_rows
 from ._grimdark_plan import GrimdarkPlan, build_plan
 from ._grimdark_reference import SURVIVED, WIPED_OUT, resolve_fight
 from ._grimdark_units import (UNIT_FIELDS, Squad, parse_squad, squad_rows, squad_to_dict, squad_with_overrides,
@@ -105,6 +106,9 @@ class Grimdark(Ruleset):
     def simulate(self, plan: GrimdarkPlan, n: int, rng: np.random.Generator, rounds: Rounds,
                  max_rounds: int) -> Outcomes:
         limit = max_rounds if rounds == END else int(rounds)
+        tables = _chain(plan) if plan.fast else None
+        if tables is not None:
+            return self._simulate_chain(plan, tables, n, rng, rounds, limit)
         sa, sd = plan.sides
         Wa, Wd = sa.wounds, sd.wounds
         La = np.zeros(n, np.int64)
@@ -153,6 +157,31 @@ class Grimdark(Ruleset):
         La[idx], Ld[idx] = la, ld
         return self._outcomes(plan, La, Ld, n_rounds, rounds)
 
+    def _simulate_chain(self, plan: GrimdarkPlan, tables: ChainTables, n: int, rng: np.random.Generator,
+                        rounds: Rounds, limit: int) -> Outcomes:
+        """The fast path: each round one draw per trial from the round's exact transition row."""
+        nd = tables.nd
+        Wa, Wd = plan.sides[0].wounds, plan.sides[1].wounds
+        states = np.arange(tables.n_states)
+        going_at = (states // nd < Wa) & (states % nd < Wd)
+        final = np.zeros(n, np.int64)
+        n_rounds = np.full(n, limit, np.int64)
+        idx = np.arange(n)
+        s = np.zeros(n, np.int64)
+        for r in range(1, limit + 1):
+            s = sample_rows(tables, r == 1, s, rng)
+            going = going_at[s]
+            if going.all():
+                continue
+            over = ~going
+            ended = idx[over]
+            final[ended], n_rounds[ended] = s[over], r
+            idx, s = idx[going], s[going]
+            if not idx.size:
+                break
+        final[idx] = s
+        return self._outcomes(plan, final // nd, final % nd, n_rounds, rounds)
+
     @staticmethod
     def _outcomes(plan: GrimdarkPlan, La: np.ndarray, Ld: np.ndarray, n_rounds: np.ndarray,
                   rounds: Rounds) -> Outcomes:
@@ -173,6 +202,13 @@ class Grimdark(Ruleset):
 
     def bench_matchup(self) -> tuple[str, str, dict[str, dict[str, Any]], Rounds]:
         return "Troopers", "Troopers", {}, END
+
+
+def _chain(plan: GrimdarkPlan) -> ChainTables | None:
+    """The plan's chain tables, built once per process (None when the chain does not apply)."""
+    if "chain" not in plan.cache:
+        plan.cache["chain"] = chain_tables(plan)
+    return plan.cache["chain"]
 
 
 def _strikers(side, pool, L: np.ndarray, L0: np.ndarray) -> np.ndarray:
