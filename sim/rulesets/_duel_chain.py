@@ -1,0 +1,244 @@
+"""``duel`` fast kernel for one model a side: the fight as a small Markov chain.
+
+With one model a side, a combat phase depends only on each model's remaining
+wounds, the yards it can still back up, and whether it is down (and misted). The
+exact one-phase transition distribution of every reachable state is built once
+per matchup from the same ingredients the general kernel samples:
+
+- the duel roll from the order statistics of d6 maxima, ``P(max of n <= k) = (k/6)**n``;
+- the failed Toughness checks from ``Binomial(hits, p_fail)`` (and again for the
+  hits of blocked yards).
+
+The kernel then moves every fight one phase per uniform draw with Walker's alias
+method (two table look-ups, no search), so a fight costs a few array operations
+per phase whatever its wounds.
+
+Space is kept as ``min(yards left, wounds left)``: a model with at least as many
+yards as wounds can never be blocked again (it backs at most its wounds in total),
+so the clamp is exact and keeps the state space small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..outcomes import Outcomes
+from ..ruleset import END, Rounds
+from ._duel_plan import DuelPlan, make_outcomes
+
+__all__ = ["Chain", "build_chain", "simulate_chain", "duel_probabilities", "loser_distribution"]
+
+#: Largest chain built; bigger matchups use the general kernel.
+MAX_STATES = 6_000
+MAX_ENTRIES = 600_000
+
+# A side's status: (wounds left, yards left clamped to wounds, misted). Down: (0, 0, misted).
+Status = tuple[int, int, bool]
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Alias tables of the one-phase transition of every reachable state.
+
+    Attributes
+    ----------
+    start : int
+    terminal : ndarray of bool
+        Per state: a side is down.
+    row_start, row_len : ndarray
+        Each state's slice of the flat alias arrays.
+    alias_prob : ndarray of float64
+    next_main, next_alias : ndarray of int32
+        Next state on the kept / the aliased branch.
+    wounds, misted : ndarray, shape (2, states)
+        Decoded per side.
+    """
+
+    start: int
+    terminal: NDArray[np.bool_]
+    row_start: NDArray[np.int64]
+    row_len: NDArray[np.float64]
+    alias_prob: NDArray[np.float64]
+    next_main: NDArray[np.int32]
+    next_alias: NDArray[np.int32]
+    wounds: NDArray[np.int64]
+    misted: NDArray[np.int64]
+
+
+def _max_pmf(n_dice: int) -> list[float]:
+    """P(highest of n d6 = k) for k = 1..6; a prone side (no dice) counts as a 1."""
+    if n_dice == 0:
+        return [1.0, 0, 0, 0, 0, 0]
+    return [(k / 6) ** n_dice - ((k - 1) / 6) ** n_dice for k in range(1, 7)]
+
+
+def duel_probabilities(n0: int, n1: int, ws0: int, ws1: int) -> tuple[float, float, float]:
+    """(P attacker wins, P defender wins, P both lose) of one duel roll with n0, n1 dice (0 = prone)."""
+    p0, p1 = _max_pmf(n0), _max_pmf(n1)
+    gt = sum(p0[a] * p1[b] for a in range(6) for b in range(6) if a > b)
+    lt = sum(p0[a] * p1[b] for a in range(6) for b in range(6) if a < b)
+    eq = 1.0 - gt - lt
+    if ws0 > ws1:
+        return gt + eq, lt, 0.0
+    if ws0 < ws1:
+        return gt, lt + eq, 0.0
+    return gt, lt, eq
+
+
+def _binom(n: int, p: float) -> list[float]:
+    return [comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(n + 1)]
+
+
+def loser_distribution(plan: DuelPlan, hitter: int, hits: int, status: Status) -> dict[Status, float]:
+    """Distribution of a losing model's status after ``hits`` hits and backing away."""
+    loser = 1 - hitter
+    w, s, _ = status
+    if plan.instant[hitter]:
+        return {(0, 0, True): 1.0}  # hits >= 1 always: the model is slain and misted
+    p = plan.p_fail[hitter]
+    dmg = plan.sides[hitter].hit_damage
+    prone = plan.sides[loser].prone
+    out: dict[Status, float] = {}
+    for fails, pf in enumerate(_binom(hits, p)):
+        lost = min(fails * dmg, w)
+        if lost == w:
+            key: Status = (0, 0, False)
+            out[key] = out.get(key, 0.0) + pf
+            continue
+        if lost == 0:
+            out[status] = out.get(status, 0.0) + pf
+            continue
+        room = 0 if prone else s
+        backed = min(lost, room)
+        blocked = lost - backed
+        for fails2, pf2 in enumerate(_binom(blocked, p)):
+            left = w - lost - min(fails2 * dmg, w - lost)
+            key = (0, 0, False) if left == 0 else (left, min(s - backed, left), False)
+            out[key] = out.get(key, 0.0) + pf * pf2
+    return out
+
+
+def _side_start(plan: DuelPlan, i: int) -> Status:
+    s = plan.sides[i]
+    space = 0 if s.prone else (s.wounds if s.space is None else min(s.space, s.wounds))
+    return (s.wounds, space, False)
+
+
+def _alias(probs: list[float]) -> tuple[list[float], list[int]]:
+    """Walker/Vose alias table: ``(keep probability, alias index)`` per cell."""
+    k = len(probs)
+    total = sum(probs)
+    scaled = [p * k / total for p in probs]
+    keep = [1.0] * k
+    alias = list(range(k))
+    small = [i for i, v in enumerate(scaled) if v < 1.0]
+    large = [i for i, v in enumerate(scaled) if v >= 1.0]
+    while small and large:
+        lo, hi = small.pop(), large.pop()
+        keep[lo] = scaled[lo]
+        alias[lo] = hi
+        scaled[hi] = scaled[hi] + scaled[lo] - 1.0
+        (small if scaled[hi] < 1.0 else large).append(hi)
+    return keep, alias
+
+
+def build_chain(plan: DuelPlan) -> Chain | None:
+    """The alias-table chain of a one-model-a-side matchup, or None if too large."""
+    if plan.sides[0].count != 1 or plan.sides[1].count != 1:
+        return None
+    start = (_side_start(plan, 0), _side_start(plan, 1))
+    index = {start: 0}
+    states = [start]
+    rows: list[list[tuple[int, float]]] = []
+    entries = 0
+    pos = 0
+    while pos < len(states):
+        a, d = states[pos]
+        pos += 1
+        if a[0] == 0 or d[0] == 0:
+            rows.append([(index[(a, d)], 1.0)])
+            continue
+        s0, s1 = plan.sides
+        n0 = 0 if s0.prone else a[0] + s0.extra_die
+        n1 = 0 if s1.prone else d[0] + s1.extra_die
+        win0, win1, both = duel_probabilities(n0, n1, s0.ws, s1.ws)
+        nxt: dict[tuple[Status, Status], float] = {}
+        if win0 > 0:
+            for st, p in loser_distribution(plan, 0, a[0] + s0.extra_hit, d).items():
+                nxt[(a, st)] = nxt.get((a, st), 0.0) + win0 * p
+        if win1 > 0:
+            for st, p in loser_distribution(plan, 1, d[0] + s1.extra_hit, a).items():
+                nxt[(st, d)] = nxt.get((st, d), 0.0) + win1 * p
+        if both > 0:
+            # a double loss is simultaneous: both sides' hits come from the wounds at the start
+            da = loser_distribution(plan, 1, d[0] + s1.extra_hit, a)
+            dd = loser_distribution(plan, 0, a[0] + s0.extra_hit, d)
+            for sa, pa in da.items():
+                for sd, pd in dd.items():
+                    nxt[(sa, sd)] = nxt.get((sa, sd), 0.0) + both * pa * pd
+        row = []
+        for key, p in nxt.items():
+            if p <= 0.0:
+                continue
+            if key not in index:
+                index[key] = len(states)
+                states.append(key)
+            row.append((index[key], p))
+        rows.append(row)
+        entries += len(row)
+        if len(states) > MAX_STATES or entries > MAX_ENTRIES:
+            return None
+    row_start, row_len, keep_all, main_all, alias_all = [], [], [], [], []
+    for row in rows:
+        keep, alias = _alias([p for _, p in row])
+        row_start.append(len(keep_all))
+        row_len.append(len(row))
+        keep_all += keep
+        main_all += [t for t, _ in row]
+        alias_all += [row[j][0] for j in alias]
+    return Chain(
+        start=0,
+        terminal=np.array([a[0] == 0 or d[0] == 0 for a, d in states]),
+        row_start=np.array(row_start, np.int64),
+        row_len=np.array(row_len, np.float64),
+        alias_prob=np.array(keep_all, np.float64),
+        next_main=np.array(main_all, np.int32),
+        next_alias=np.array(alias_all, np.int32),
+        wounds=np.array([[a[0] for a, _ in states], [d[0] for _, d in states]], np.int64),
+        misted=np.array([[int(a[2]) for a, _ in states], [int(d[2]) for _, d in states]], np.int64),
+    )
+
+
+def simulate_chain(plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
+    """``n`` one-model-a-side fights: one uniform per fight and phase, outcomes returned weighted."""
+    ch: Chain = plan.chain
+    limit = max_rounds if rounds == END else int(rounds)
+    state = np.full(n, ch.start, np.int32)
+    n_rounds = np.zeros(n, np.int32)
+    act = np.arange(n)
+    for r in range(1, limit + 1):
+        st = state[act]
+        u = rng.random(act.size) * ch.row_len[st]
+        j = u.astype(np.int64)
+        frac = u - j
+        # u < 1 so j < row_len; guard the float edge anyway
+        j = np.minimum(j, ch.row_len[st].astype(np.int64) - 1)
+        k = ch.row_start[st] + j
+        nxt = np.where(frac < ch.alias_prob[k], ch.next_main[k], ch.next_alias[k])
+        state[act] = nxt
+        n_rounds[act] = r
+        act = act[~ch.terminal[nxt]]
+        if act.size == 0:
+            break
+    code = state.astype(np.int64) * (limit + 1) + n_rounds
+    counts = np.bincount(code)
+    nz = np.flatnonzero(counts)
+    s, rr = nz // (limit + 1), nz % (limit + 1)
+    remaining = (ch.wounds[0][s], ch.wounds[1][s])
+    alive = ((remaining[0] > 0).astype(np.int64), (remaining[1] > 0).astype(np.int64))
+    return make_outcomes(plan, remaining, alive, (ch.misted[0][s], ch.misted[1][s]), rr, rounds, limit,
+                         weights=counts[nz].astype(np.int64))

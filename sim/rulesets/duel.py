@@ -1,0 +1,152 @@
+"""``duel``: duel-roll skirmish combat (a homebrew skirmish game's combat phase).
+
+Spec: ``shared/rules/duel.md``; original text ``source/002_905b96e2697bc56f.txt``.
+
+Each combat phase the models are paired off (ganging up when the numbers differ);
+in each combat both sides roll one d6 per remaining wound and keep the highest,
+ties going to the higher Weapon Skill and then to a double loss. Every model of the
+winning side inflicts as many hits as its remaining wounds; each hit is a Toughness
+check at ``T - S`` (a 6 always fails) dealing the weapon's Damage on a fail, or
+instant death (misted) when ``S >= T``. A surviving loser backs away a yard per
+wound lost and takes one more hit per yard it cannot back. Fights run to the end
+by default.
+
+Modules: ``_duel_units`` (profiles and validation), ``_duel_plan`` (shared numbers
+and outcome assembly), ``_duel_reference`` (the scalar reference), ``_duel_kernel``
+(the general vectorised kernel) and ``_duel_chain`` (the one-model-a-side fast kernel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..dice import DiceStream
+from ..errors import MatchupError, Where
+from ..outcomes import Outcomes, TrialOutcome
+from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ..schema import Field, StateField
+from ._duel_chain import build_chain, simulate_chain
+from ._duel_kernel import simulate_general
+from ._duel_plan import DuelPlan, SideSpec, check_pass_probability
+from ._duel_reference import resolve_fight
+from ._duel_units import (UNIT_FIELDS, DuelUnit, Weapon, apply_overrides, parse_duel_unit, rows_to_mappings,
+                          unit_row, unit_to_dict)
+
+__all__ = ["Duel", "DuelUnit", "Weapon", "RULESET"]
+
+
+class Duel(Ruleset):
+    """The ``duel`` ruleset (see the module docstring and ``duel.md``)."""
+
+    id = "duel"
+    title = "Duel-roll skirmish combat (homebrew skirmish combat phase)"
+    source = "002_905b96e2697bc56f.txt: homebrew skirmish game, '4. Combat Phase'"
+    spec = "duel.md"
+    damage_unit = "wounds lost (a misted model loses all its remaining wounds)"
+    default_rounds = END
+    outcome_categories = ("survived", "eliminated")
+    unit_type = DuelUnit
+    unit_fields = UNIT_FIELDS
+    state_fields = (
+        StateField(Field("prone", "bool", "prone: rolls no dice (counts as a 1) and cannot back up", default=False)),
+        StateField(Field("space", "int", "yards each model can back up (none: unlimited; 0: against a wall)",
+                         lo=0, hi=1000, default=None, optional=True)),
+        StateField(Field("initiative", "bool",
+                         "this side pairs off the combats (default: the attacker); set it on one side only",
+                         default=None, optional=True)),
+    )
+    option_fields = (
+        Field("dual_wield", "choice", 'two identical weapons ("+1A"): "extra_hit" (one more hit when its side '
+              'wins or double-loses), "extra_die" (one more duel die) or "both"',
+              choices=("extra_hit", "extra_die", "both"), default="extra_hit"),
+        Field("hit_assignment", "choice", 'how the winner assigns hits among several losers: "fewest_wounds" '
+              '(the weakest model first) or "spread" (one hit each in turn)',
+              choices=("fewest_wounds", "spread"), default="fewest_wounds"),
+        Field("toughness_die", "choice", 'the Toughness check: "d6" (pass on <= T - S, a 6 fails) or "2d6" '
+              '(pass on a total <= T - S, a double six fails)', choices=("d6", "2d6"), default="d6"),
+    )
+    extras = (
+        Extra("misted_attacker", "mean", "attacker models slain by instant death (misted, no corpse)"),
+        Extra("misted_defender", "mean", "defender models slain by instant death (misted, no corpse)"),
+        Extra("models_lost_attacker", "mean", "attacker models lost (misted or slain); misted/lost = share misted"),
+        Extra("models_lost_defender", "mean", "defender models lost (misted or slain); misted/lost = share misted"),
+    )
+
+    # ------------------------------------------------------------ validation
+    def parse_unit(self, mapping: Mapping[str, Any], where: Where, *, from_text: bool = False) -> DuelUnit:
+        return parse_duel_unit(mapping, where, from_text=from_text)
+
+    def units_from_rows(self, rows: list[Mapping[str, str]], where: Where) -> list[DuelUnit]:
+        """CSV rows, with flat ``weapon_*`` / ``second_weapon_*`` columns (see ``_duel_units``)."""
+        units = []
+        for row in rows:
+            name = (row.get("name") or "").strip() or None
+            w = where.at(name)
+            units.append(self.parse_unit(rows_to_mappings(row, w), w, from_text=True))
+        return units
+
+    def unit_to_dict(self, unit: DuelUnit) -> dict[str, Any]:
+        return unit_to_dict(unit)
+
+    def unit_rows(self, unit: DuelUnit) -> list[dict[str, Any]]:
+        return [unit_row(unit)]
+
+    def with_overrides(self, unit: DuelUnit, overrides: Mapping[str, Any], where: Where, *,
+                       from_text: bool = False) -> DuelUnit:
+        if not overrides:
+            return unit
+        return apply_overrides(unit, overrides, where, from_text=from_text)
+
+    # ----------------------------------------------------------------- plan
+    def prepare(self, matchup: Matchup) -> DuelPlan:
+        flags = [matchup.state(side, "initiative") for side in ("attacker", "defender")]
+        if flags[0] is not None and flags[0] == flags[1]:
+            raise MatchupError(f"duel: attacker.initiative and defender.initiative are both {flags[0]}: "
+                               "exactly one side has the initiative (set it on one side)")
+        initiative = 1 if (flags[1] is True or flags[0] is False) else 0
+        dual = matchup.options["dual_wield"]
+        die = matchup.options["toughness_die"]
+        sides = []
+        for side in ("attacker", "defender"):
+            u: DuelUnit = matchup.unit(side)
+            pair = u.identical_pair
+            sides.append(SideSpec(
+                count=u.count, wounds=u.wounds, toughness=u.toughness, ws=u.ws,
+                hit_strength=u.hit_strength, hit_damage=u.hit_damage,
+                extra_die=int(pair and dual in ("extra_die", "both")),
+                extra_hit=int(pair and dual in ("extra_hit", "both")),
+                prone=bool(matchup.state(side, "prone")), space=matchup.state(side, "space"),
+            ))
+        instant, p_fail, target = [], [], []
+        for i in (0, 1):
+            t_eff = sides[1 - i].toughness - sides[i].hit_strength
+            instant.append(t_eff <= 0)  # Strength >= Toughness: instant death, no check
+            target.append(t_eff)
+            p_fail.append(0.0 if t_eff <= 0 else float(1 - check_pass_probability(t_eff, die)))
+        plan = DuelPlan(matchup, (sides[0], sides[1]), (instant[0], instant[1]), (p_fail[0], p_fail[1]),
+                        (target[0], target[1]), initiative, matchup.options["hit_assignment"], die)
+        chain = build_chain(plan)
+        if chain is not None:
+            plan = DuelPlan(plan.matchup, plan.sides, plan.instant, plan.p_fail, plan.check_target,
+                            plan.initiative, plan.assignment, plan.toughness_die, chain)
+        return plan
+
+    # ---------------------------------------------------------------- kernel
+    def simulate(self, plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
+        """``n`` fights: the Markov-chain kernel for one model a side, else the general kernel."""
+        if plan.chain is not None:
+            return simulate_chain(plan, n, rng, rounds, max_rounds)
+        return simulate_general(plan, n, rng, rounds, max_rounds)
+
+    # ------------------------------------------------------------- reference
+    def resolve_one(self, plan: DuelPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
+        return resolve_fight(plan, dice, rounds, max_rounds)
+
+    def bench_matchup(self) -> tuple[str, str, dict[str, dict[str, Any]], Rounds]:
+        return "Duellist", "Reaver", {}, END
+
+
+RULESET = Duel()
