@@ -139,6 +139,218 @@ def bench_cmd(rulesets: tuple[str, ...], as_json: bool, seconds: float) -> None:
     _print_table(rows, list(rows[0]))
 
 
+# ------------------------------------------------- matrix, sweep, compare
+def _count_bar(quiet: bool, desc: str, unit: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A tqdm bar counting cells or runs (not fights) on stderr; nothing when quiet or not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        return None, lambda: None
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, desc=desc, unit=unit, file=sys.stderr, delay=0.5, leave=False)
+
+    def update(done: int, total: int) -> None:
+        if bar.total != total:
+            bar.total = total
+        bar.update(done - bar.n)
+
+    return update, bar.close
+
+
+def _common_run_options(f: Callable) -> Callable:
+    """--seed, --set, --rounds/--max-rounds, --workers, --quiet, --out (shared by matrix, sweep, compare)."""
+    f = click.option("--out", type=click.Path(file_okay=False), default=None,
+                     help="Directory for the CSV/PNG files (written atomically).")(f)
+    f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
+    f = click.option("--workers", type=int, default=1, show_default=True,
+                     help="Local processes (same result for any value).")(f)
+    f = _rounds_option(f)
+    f = click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
+                     help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
+    return click.option("--seed", type=int, default=None,
+                        help="Seed (default: fresh entropy, printed so the run can be repeated).")(f)
+
+
+def _names(text: str | None) -> list[str] | None:
+    return None if text is None else [s.strip() for s in text.split(",") if s.strip()]
+
+
+@cli.command("matrix")
+@click.argument("ruleset")
+@click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
+@click.option("--units", type=str, default=None, metavar="A,B,...", help="A subset of the roster's units, in order.")
+@click.option("--half-width", type=float, default=0.005, show_default=True,
+              help="Target 95%% half-width of each cell's win probabilities (0.005 = +-0.5 percentage points).")
+@click.option("--max-trials", type=int, default=2_000_000, show_default=True, help="Trial cap per cell.")
+@_common_run_options
+def matrix_cmd(ruleset: str, roster: str | None, units: str | None, half_width: float, max_trials: int,
+               seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int, workers: int,
+               quiet: bool, out: str | None) -> None:
+    """Every unit as attacker against every unit as defender, each cell run to a target precision.
+
+    Writes OUT/matrix_long.csv (one row per pair), OUT/matrix.csv (attacker rows x
+    defender columns of P(attacker wins)), OUT/matrix.json (settings, seed) and OUT/matrix.png.
+    """
+    from .matrix import matchup_matrix
+
+    rs = sim.get_ruleset(ruleset)
+    ros = _roster_arg(rs.id, roster)
+    states, overrides, options = sim.parse_settings(rs, settings)
+    update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
+    try:
+        m = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials, seed=seed,
+                           rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
+                           workers=workers, progress=update, from_text=True)
+    finally:
+        close()
+    wide = m.wide("p_attacker")
+    click.echo(f"{rs.id}: P(attacker wins) in %, attacker rows x defender columns ({ros.source})")
+    click.echo((100 * wide).round(1).to_string(na_rep="-"))
+    fought = m.long[m.long["trials"] > 0]["trials"]
+    click.echo(f"trials per cell: {int(fought.min()):,} to {int(fought.max()):,} ({int(fought.sum()):,} in all); "
+               f"seed entropy {m.provenance['seed_entropy']}")
+    for unit, why in m.excluded.items():
+        click.echo(f"left out {unit}: {why}")
+    if out:
+        for p in m.write(out):
+            click.echo(f"wrote {p}")
+
+
+_ALL = "\0all"
+
+
+@cli.command("sweep")
+@click.argument("ruleset")
+@click.argument("unit")
+@click.argument("opponent", required=False)
+@click.option("--vary", "vary", required=True, metavar="FIELD=LO..HI",
+              help="The field of UNIT to vary and its integer range, inclusive (defence=1..6).")
+@click.option("--roster", "roster", is_flag=False, flag_value=_ALL, default=None, metavar="[FILE]",
+              help="Without OPPONENT: sweep against every unit of the roster. With a FILE: that roster.")
+@click.option("--roster-file", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
+@click.option("--side", type=click.Choice(["attacker", "defender"]), default="attacker", show_default=True,
+              help="UNIT's role.")
+@click.option("--trials", type=int, default=262_144, show_default=True, help="Fights per value and opponent.")
+@_common_run_options
+def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, roster_file: str | None,
+              side: str, trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
+              max_rounds: int, workers: int, quiet: bool, out: str | None) -> None:
+    """Vary one field of UNIT against OPPONENT (or every roster unit) on common random numbers.
+
+    Writes OUT/sweep.csv (one row per value and opponent), OUT/sweep_marginal.csv
+    (win-probability points and fair points per stat point) and OUT/sweep.png.
+    """
+    from .matrix import frame_to_csv
+    from .sweep import marginal_value, parse_range, sweep
+
+    rs = sim.get_ruleset(ruleset)
+    file = roster_file or (roster if roster not in (None, _ALL) else None)
+    if roster_file and roster not in (None, _ALL):
+        raise Failure("give the roster file once (--roster FILE or --roster-file FILE)")
+    if opponent is None and roster is None:
+        raise Failure("sweep: name an OPPONENT or give --roster (against every unit of the roster)")
+    ros = _roster_arg(rs.id, file)
+    field, values = parse_range(vary)
+    states, overrides, options = sim.parse_settings(rs, settings)
+    update, close = _count_bar(quiet, f"sweep {field}", "runs")
+    try:
+        frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros, trials=trials,
+                      seed=seed, rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
+                      options=options, workers=workers, progress=update, from_text=True)
+    finally:
+        close()
+    marginal = marginal_value(frame)
+    shown = frame[frame["trials"] > 0][["value", "opponent", "p_win", "p_win_lo", "p_win_hi", "p_loss",
+                                        "damage_dealt", "damage_taken"]]
+    click.echo(f"{rs.id}: {unit} ({side}) with {field} = {values[0]}..{values[-1]}, {trials:,} fights each, "
+               f"seed entropy {frame.attrs['seed_entropy']}")
+    click.echo(shown.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    if len(marginal):
+        click.echo(f"\nvalue of one point of {field} (win-probability points; fair points per point):")
+        click.echo(marginal.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    if out:
+        from .io import atomic_write_bytes, atomic_write_text
+
+        paths = [atomic_write_text(f"{out}/sweep.csv", frame_to_csv(frame)),
+                 atomic_write_text(f"{out}/sweep_marginal.csv", frame_to_csv(marginal)),
+                 atomic_write_bytes(f"{out}/sweep.png", _sweep_png(frame))]
+        for p in paths:
+            click.echo(f"wrote {p}")
+
+
+def _sweep_png(frame: Any) -> bytes:
+    import io
+
+    from matplotlib.figure import Figure
+
+    from .plots import sweep_curves
+
+    fig = Figure(figsize=(7.5, 5.0))
+    a = frame.attrs
+    sweep_curves(frame[frame["trials"] > 0], ax=fig.add_subplot(), field=a.get("field"),
+                 title=f"{a.get('unit')} ({a.get('side')}): P(win) against {a.get('field')}, 95% bands")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+    return buf.getvalue()
+
+
+@cli.command("compare")
+@click.argument("ruleset")
+@click.argument("base")
+@click.argument("variant")
+@click.argument("opponents", nargs=-1)
+@click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
+@click.option("--role", type=click.Choice(["both", "attacker", "defender"]), default="both", show_default=True,
+              help="The roles BASE and VARIANT play.")
+@click.option("--trials", type=int, default=1_048_576, show_default=True, help="Fights per opponent, role and unit.")
+@_common_run_options
+def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...], roster: str | None, role: str,
+                trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
+                workers: int, quiet: bool, out: str | None) -> None:
+    """Compare BASE with VARIANT against OPPONENTS (default: the whole roster) on common random numbers.
+
+    VARIANT is another unit of the roster, or field changes to BASE:
+    FIELD=VALUE[,FIELD=VALUE...] (e.g. defence=3). Writes OUT/compare.csv.
+    """
+    from .compare import compare
+    from .matrix import frame_to_csv
+
+    rs = sim.get_ruleset(ruleset)
+    ros = _roster_arg(rs.id, roster)
+    var: Any = variant
+    if "=" in variant:
+        var = {}
+        for part in variant.split(","):
+            if "=" not in part or not part.split("=", 1)[0].strip():
+                raise Failure(f"variant {variant!r}: expected FIELD=VALUE[,FIELD=VALUE...] or a unit name")
+            k, v = part.split("=", 1)
+            var[k.strip()] = v.strip()
+    states, overrides, options = sim.parse_settings(rs, settings)
+    update, close = _count_bar(quiet, "compare", "runs")
+    try:
+        frame = compare(rs, base, var, list(opponents) or None, roster=ros,
+                        roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
+                        rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
+                        workers=workers, progress=update, from_text=True)
+    finally:
+        close()
+    click.echo(f"{rs.id}: {frame.attrs['variant']} vs {frame.attrs['base']}, paired on common random numbers, "
+               f"{trials:,} fights each, seed entropy {frame.attrs['seed_entropy']}")
+    shown = frame[frame["trials"] > 0].copy()
+    for c in ("p_win_base", "p_win_variant", "diff", "diff_lo", "diff_hi", "diff_se", "diff_se_independent"):
+        shown[c] = 100 * shown[c]
+    shown = shown.rename(columns={"diff": "diff_pp", "diff_lo": "lo_pp", "diff_hi": "hi_pp", "diff_se": "se_paired",
+                                  "diff_se_independent": "se_independent"})
+    click.echo(shown[["opponent", "role", "p_win_base", "p_win_variant", "diff_pp", "lo_pp", "hi_pp", "se_paired",
+                      "se_independent"]].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    for _, r in frame[frame["trials"] == 0].iterrows():
+        click.echo(f"not fought: {r['opponent']} ({r['role']}): {r['note']}")
+    if out:
+        from .io import atomic_write_text
+
+        click.echo(f"wrote {atomic_write_text(f'{out}/compare.csv', frame_to_csv(frame))}")
+
+
 def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     import pandas as pd
 
