@@ -1,0 +1,312 @@
+"""Plots of matrices, results, sweeps and rankings (matplotlib).
+
+Every function draws on ``ax`` (a new figure is made only when ``ax`` is None),
+returns the Axes, and never shows or saves anything: the caller decides
+(:mod:`analysis.report` embeds them as PNG, a notebook shows them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.colors import TwoSlopeNorm
+
+__all__ = [
+    "matrix_heatmap",
+    "wdl_bars",
+    "damage_distributions",
+    "rounds_curve",
+    "sweep_curves",
+    "ranking_chart",
+    "points_chart",
+    "WIN",
+    "DRAW",
+    "LOSS",
+]
+
+#: Colours for win, draw and loss (colour-blind friendly: blue, grey, orange-red).
+WIN, DRAW, LOSS = "#2166ac", "#9e9e9e", "#d6604d"
+_CMAP = "RdBu"  # diverging: red below 50%, white at 50%, blue above
+
+
+def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.8)) -> Axes:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=size)
+    return ax
+
+
+def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
+                   value_label: str = "P(attacker wins)", row_label: str | None = None,
+                   col_label: str | None = None, colorbar: bool = True) -> Axes:
+    """Heatmap of a probability table with the numbers in the cells.
+
+    The palette diverges around 50% (``TwoSlopeNorm(vcenter=0.5)``): blue where the
+    row unit does better, red where it does worse. NaN cells (not fought) are grey.
+
+    Parameters
+    ----------
+    wide : DataFrame
+        Rows x columns of probabilities (e.g. ``MatchupMatrix.wide()``).
+    ax : Axes, optional
+    title, value_label : str
+        Title (default ``value_label``) and colour-bar label.
+    row_label, col_label : str, optional
+        Axis labels (default: the index and column names, else attacker/defender).
+    colorbar : bool
+    """
+    ax = _axes(ax, (2.0 + 0.7 * wide.shape[1], 1.5 + 0.6 * wide.shape[0]))
+    values = wide.to_numpy(dtype=float)
+    masked = np.ma.masked_invalid(values)
+    norm = TwoSlopeNorm(vmin=0.0, vcenter=0.5, vmax=1.0)
+    import matplotlib
+
+    cmap = matplotlib.colormaps[_CMAP].copy()
+    cmap.set_bad("#d9d9d9")
+    image = ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto")
+    small = max(wide.shape) > 10
+    for (i, j), v in np.ndenumerate(values):
+        text = "–" if np.isnan(v) else f"{100 * v:.0f}" if small else f"{100 * v:.1f}"
+        dark = not np.isnan(v) and abs(v - 0.5) > 0.3
+        ax.text(j, i, text, ha="center", va="center", fontsize=7 if small else 8,
+                color="white" if dark else "black")
+    ax.set_xticks(range(wide.shape[1]), [str(c) for c in wide.columns], rotation=45, ha="right")
+    ax.set_yticks(range(wide.shape[0]), [str(r) for r in wide.index])
+    ax.set_xlabel(col_label or (wide.columns.name or "defender"))
+    ax.set_ylabel(row_label or (wide.index.name or "attacker"))
+    ax.set_title(title or f"{value_label} (%)")
+    if colorbar:
+        cbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        cbar.set_label(f"{value_label} (0-1, white = 0.5)")
+    return ax
+
+
+def _is_result(x: Any) -> bool:
+    return hasattr(x, "tally") and hasattr(x, "ci95")
+
+
+def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> Axes:
+    """Win / draw / loss probabilities as grouped bars with 95% error bars.
+
+    Parameters
+    ----------
+    data : FightResult, rankings frame, or matrix long frame
+        * a :class:`sim.FightResult`: attacker win, draw, defender win (Wilson intervals);
+        * a frame with ``unit, win_rate, draw_rate, loss_rate`` (``mean_win_rate`` or
+          rankings): each unit's mean rates against the roster (``win_rate_lo/hi`` bars);
+        * a frame with ``attacker, defender, p_attacker, p_defender, p_draw`` (pick a few
+          rows): one group per matchup (``*_lo``/``*_hi`` bars when present).
+    """
+    ax = _axes(ax)
+    if _is_result(data):
+        labels = [f"{data.attacker} wins", "draw", f"{data.defender} wins"]
+        keys = ["attacker", "draw", "defender"]
+        p = np.array([data.win[k] for k in keys], dtype=float)
+        ci = data.ci95
+        err = np.array([[p[i] - ci[k][0] for i, k in enumerate(keys)], [ci[k][1] - p[i] for i, k in enumerate(keys)]])
+        ax.bar(range(3), p, yerr=err, capsize=4, color=[WIN, DRAW, LOSS])
+        ax.set_xticks(range(3), labels)
+        ax.set_title(title or f"{data.attacker} (attacker) vs {data.defender} (defender), {data.trials:,} fights")
+        ax.set_ylabel("probability")
+        ax.set_ylim(0, 1)
+        return ax
+    frame = pd.DataFrame(data)
+    if "win_rate" in frame:
+        names = list(frame["unit"])
+        series = [("win", frame["win_rate"], WIN, "win_rate"), ("draw", frame["draw_rate"], DRAW, None),
+                  ("loss", frame["loss_rate"], LOSS, None)]
+        default_title = "Mean win / draw / loss against the roster (side-averaged, 95% intervals)"
+    else:
+        names = [f"{a} vs {d}" for a, d in zip(frame["attacker"], frame["defender"])]
+        series = [("attacker wins", frame["p_attacker"], WIN, "p_attacker"),
+                  ("draw", frame["p_draw"], DRAW, "p_draw"), ("defender wins", frame["p_defender"], LOSS, "p_defender")]
+        default_title = "Win / draw / loss per matchup (95% intervals)"
+    x = np.arange(len(names))
+    width = 0.27
+    for k, (label, values, colour, col) in enumerate(series):
+        values = np.asarray(values, dtype=float)
+        err = None
+        if col and f"{col}_lo" in frame and f"{col}_hi" in frame:
+            err = np.vstack([values - frame[f"{col}_lo"].to_numpy(float), frame[f"{col}_hi"].to_numpy(float) - values])
+            err = np.clip(err, 0, None)
+        ax.bar(x + (k - 1) * width, values, width, yerr=err, capsize=2 if err is not None else 0, color=colour,
+               label=label)
+    ax.set_xticks(x, names, rotation=45 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
+    ax.set_ylabel("probability")
+    ax.set_ylim(0, 1)
+    ax.set_title(title or default_title)
+    ax.legend(loc="upper right", fontsize=8)
+    return ax
+
+
+def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | None = None) -> Axes:
+    """P(damage = k) taken by each side of one fight, side by side.
+
+    Parameters
+    ----------
+    result : sim.FightResult
+    """
+    ax = _axes(ax)
+    unit = result.ruleset.damage_unit
+    to_def = result.damage_distribution("defender")
+    to_att = result.damage_distribution("attacker")
+    k = max(len(to_def), len(to_att), 1)
+    x = np.arange(k)
+    width = 0.4
+    for offset, dist, colour, side, name in ((-0.2, to_def, WIN, "defender", result.defender),
+                                            (0.2, to_att, LOSS, "attacker", result.attacker)):
+        mean, se = result.damage(side)
+        ax.bar(x[: len(dist)] + offset, dist, width, color=colour,
+               label=f"to {name} ({side}): mean {mean:.2f} ± {1.96 * se:.2f}")
+    ax.set_xlabel(f"damage taken ({unit})")
+    ax.set_ylabel("probability")
+    if k <= 20:
+        ax.set_xticks(x)
+    ax.set_title(title or f"Damage distributions: {result.attacker} vs {result.defender}")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = None,
+                 labels: Sequence[str] | None = None) -> Axes:
+    """Time to resolution: P(fight over by round k), cumulative, one curve per result.
+
+    Parameters
+    ----------
+    results : FightResult or sequence of FightResult
+    labels : sequence of str, optional
+        Legend entries (default ``"attacker vs defender"``).
+
+    Notes
+    -----
+    A fight is over when it ends (a side broken, destroyed...) or its rounds run out; with
+    ``rounds="end"`` fights still going at ``max_rounds`` are counted at the cap (draws).
+    """
+    ax = _axes(ax)
+    seq = [results] if _is_result(results) else list(results)
+    for i, r in enumerate(seq):
+        dist = r.rounds_distribution()
+        cdf = np.cumsum(dist)
+        k = np.arange(len(dist))
+        label = labels[i] if labels is not None else f"{r.attacker} vs {r.defender}"
+        mr, _ = r.mean_rounds
+        ax.step(k, cdf, where="post", label=f"{label} (mean {mr:.2f})")
+    ax.set_xlabel("rounds fought")
+    ax.set_ylabel("P(fight over by this round)")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title or "Rounds to resolution (cumulative)")
+    if seq:
+        ax.legend(fontsize=7, loc="lower right")
+    return ax
+
+
+def sweep_curves(sweep: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
+                 field: str | None = None, y: str = "p_win") -> Axes:
+    """Win probability against a swept field value, one line per opponent with its 95% band.
+
+    Parameters
+    ----------
+    sweep : DataFrame
+        ``value, opponent, p_win, p_win_lo, p_win_hi`` (as from ``analysis.sweep.sweep``).
+    field : str, optional
+        Name of the swept field for the x label (default ``sweep.attrs["field"]``).
+    y : str
+        Column to plot (``p_win``; ``{y}_lo``/``{y}_hi`` give the band when present).
+    """
+    ax = _axes(ax)
+    frame = pd.DataFrame(sweep)
+    groups = frame.groupby("opponent", sort=False) if "opponent" in frame else [("", frame)]
+    for name, g in groups:
+        g = g.sort_values("value")
+        x = pd.to_numeric(g["value"], errors="coerce").to_numpy(float)
+        line = ax.plot(x, g[y].to_numpy(float), marker="o", ms=3, label=str(name) or y)[0]
+        if f"{y}_lo" in g and f"{y}_hi" in g:
+            ax.fill_between(x, g[f"{y}_lo"].to_numpy(float), g[f"{y}_hi"].to_numpy(float),
+                            color=line.get_color(), alpha=0.2, linewidth=0)
+    ax.axhline(0.5, color="black", lw=0.6, ls=":")
+    field = field or frame.attrs.get("field", "value")
+    ax.set_xlabel(f"{field} (stat value)")
+    ax.set_ylabel("P(win)" if y == "p_win" else y)
+    ax.set_title(title or f"Sweep of {field}: P(win) with 95% bands")
+    ax.legend(title="opponent", fontsize=7)
+    return ax
+
+
+def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
+                  value: str | None = None) -> Axes:
+    """Units ranked by strength with 95% intervals (horizontal error bars).
+
+    Parameters
+    ----------
+    rankings : DataFrame
+        ``unit`` and ``strength, strength_lo, strength_hi`` (Bradley-Terry, rankings frame),
+        or ``strength, lo, hi``, or ``win_rate, win_rate_lo, win_rate_hi``.
+    value : str, optional
+        Column to rank by (default ``strength`` when present, else ``win_rate``).
+    """
+    frame = pd.DataFrame(rankings)
+    value = value or ("strength" if "strength" in frame else "win_rate")
+    lo_col = next(c for c in (f"{value}_lo", "lo") if c in frame)
+    hi_col = next(c for c in (f"{value}_hi", "hi") if c in frame)
+    frame = frame.sort_values(value, kind="mergesort")
+    ax = _axes(ax, (6.4, 1.2 + 0.35 * len(frame)))
+    v = frame[value].to_numpy(float)
+    err = np.clip(np.vstack([v - frame[lo_col].to_numpy(float), frame[hi_col].to_numpy(float) - v]), 0, None)
+    y = np.arange(len(frame))
+    ax.errorbar(v, y, xerr=err, fmt="o", color=WIN, ecolor="black", capsize=3, label=f"{value} with 95% interval")
+    ax.set_yticks(y, list(frame["unit"]))
+    if value == "strength":
+        ax.axvline(0, color="black", lw=0.6, ls=":")
+        ax.set_xlabel("Bradley-Terry strength (logit; 0 = roster average)")
+    else:
+        ax.axvline(0.5, color="black", lw=0.6, ls=":")
+        ax.set_xlabel(f"{value} (probability)")
+    ax.set_ylabel("unit")
+    ax.set_title(title or "Ranking with 95% intervals")
+    ax.legend(fontsize=8, loc="lower right")
+    return ax
+
+
+def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None) -> Axes:
+    """Actual points against suggested fair points, with 95% intervals; flagged units in red.
+
+    Parameters
+    ----------
+    fair : DataFrame
+        ``unit, points, fair_points, fair_lo, fair_hi, flagged`` (``balance.fair_points``).
+    """
+    ax = _axes(ax)
+    frame = pd.DataFrame(fair)
+    frame = frame[frame["points"].notna() & frame["fair_points"].notna()] if len(frame) else frame
+    if not len(frame):
+        ax.text(0.5, 0.5, "no fair-points suggestion\n(units without distinct points)", ha="center",
+                va="center", transform=ax.transAxes)
+    else:
+        x = frame["points"].to_numpy(float)
+        y = frame["fair_points"].to_numpy(float)
+        lo = frame["fair_lo"].to_numpy(float)
+        hi = frame["fair_hi"].to_numpy(float)
+        flagged = frame["flagged"].to_numpy(bool)
+        err = np.clip(np.vstack([y - lo, hi - y]), 0, None)
+        err = np.nan_to_num(err)
+        for mask, colour, label in ((~flagged, WIN, "within uncertainty"), (flagged, LOSS, "flagged: re-cost")):
+            if mask.any():
+                ax.errorbar(x[mask], y[mask], yerr=err[:, mask], fmt="o", color=colour, ecolor=colour, capsize=3,
+                            label=label)
+        for xi, yi, name in zip(x, y, frame["unit"]):
+            ax.annotate(str(name), (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        top = float(np.nanmax(np.concatenate([x, y, hi[np.isfinite(hi)]]))) * 1.08
+        ax.plot([0, top], [0, top], color="black", lw=0.8, ls="--", label="fair = actual")
+        ax.set_xlim(0, top)
+        ax.set_ylim(0, top)
+        ax.legend(fontsize=8, loc="upper left")
+    ax.set_xlabel("actual points")
+    ax.set_ylabel("suggested fair points (95% interval)")
+    ax.set_title(title or "Points: actual vs fair")
+    return ax
