@@ -119,8 +119,7 @@ class _State:
         self.wounds[:, :na] = kp.sides[0].w
         self.wounds[:, na:] = kp.sides[1].w
         self.status = np.zeros((n, na + nd), np.int8)
-        self.stood = np.zeros((n, na + nd), bool)
-        self.put_by = np.full((n, na + nd), -1, np.int8)
+        self.put_by: NDArray[np.int8] | None = None
         self.hits_taken = np.zeros((n, na + nd), bool)
         self.groups = na > 1 or nd > 1
         if self.groups:
@@ -132,7 +131,8 @@ class _State:
             self.contacts = np.broadcast_to(c, (n, na, nd)).copy()
 
     def keep(self, rows: NDArray[np.bool_]) -> None:
-        for name in ("ids", "wounds", "status", "stood", "put_by", "hits_taken") + (("contacts",) if self.groups else ()):
+        """Drop finished fights (per-round arrays are rebuilt every round and need no compaction)."""
+        for name in ("ids", "wounds", "status") + (("contacts",) if self.groups else ()):
             setattr(self, name, getattr(self, name)[rows])
 
 
@@ -212,17 +212,22 @@ def _play_round(kp: KernelPlan, st: _State, r: int, rng: np.random.Generator) ->
     # Recovery of the active side: knocked down -> standing (strikes last), stunned -> knocked down.
     act = slice(0, na) if r % 2 == 1 else slice(na, nw)
     sa = status[:, act]
-    st.stood[:] = False
-    st.stood[:, act] = sa == KNOCKED_DOWN
-    status[:, act] = np.where(sa == KNOCKED_DOWN, STANDING, np.where(sa == STUNNED, KNOCKED_DOWN, sa))
-    st.put_by[:] = -1
-    st.hits_taken[:] = False
+    stood_act = sa == KNOCKED_DOWN
+    status[:, act] = np.where(stood_act, STANDING, np.where(sa == STUNNED, KNOCKED_DOWN, sa))
+    st.put_by = np.full((m, nw), -1, np.int8) if st.groups else None
+    st.hits_taken = np.zeros((m, nw), bool)
     first = r == 1
     # Strike order: class, then Initiative, then a random roll-off (uniform keys).
-    cls = np.array([kp.sides[0].class_round1 if first else kp.sides[0].class_later] * na
-                   + [kp.sides[1].class_round1 if first else kp.sides[1].class_later] * st.nd, np.float64)
+    cls = [kp.sides[0].class_round1 if first else kp.sides[0].class_later,
+           kp.sides[1].class_round1 if first else kp.sides[1].class_later]
+    if not st.groups:
+        _order_pair(kp, st, stood_act[:, 0], cls, r, first, rng)
+        return
+    stood = np.zeros((m, nw), bool)
+    stood[:, act] = stood_act
     ini = np.array([kp.sides[0].i] * na + [kp.sides[1].i] * st.nd, np.float64)
-    key = np.where(st.stood, 2.0, cls) * 64.0 + (20.0 - ini) + rng.random((m, nw))
+    key = np.where(stood, 2.0, np.array([cls[0]] * na + [cls[1]] * st.nd, np.float64)) * 64.0 + (20.0 - ini)
+    key += rng.random((m, nw))
     standing = status == STANDING
     if st.groups:
         live = status != OUT_OF_ACTION
@@ -248,6 +253,26 @@ def _play_round(kp: KernelPlan, st: _State, r: int, rng: np.random.Generator) ->
                 continue
             rows, striker, target = target
             _batch(kp, st, rows, striker, target, side, first, rng)
+
+
+def _order_pair(kp: KernelPlan, st: _State, stood_act, cls, r: int, first: bool, rng: np.random.Generator) -> None:
+    """One against one: who strikes first (a comparison instead of a sort), then both batches."""
+    status = st.status
+    active = 0 if r % 2 == 1 else 1
+    ca = np.where(stood_act, 2, cls[active]) if stood_act.any() else np.full(stood_act.size, cls[active], np.int8)
+    co = cls[1 - active]
+    ka, ko = ca * 64 - kp.sides[active].i, co * 64 - kp.sides[1 - active].i
+    tie = ka == ko
+    active_first = ka < ko
+    if tie.any():
+        active_first = active_first | (tie & (rng.random(ka.size) < 0.5))
+    standing = status == STANDING
+    for p in range(2):
+        for side in (0, 1):
+            goes = active_first if (side == active) == (p == 0) else ~active_first
+            rows = np.flatnonzero(goes & (status[:, side] == STANDING) if p else goes & standing[:, side])
+            if rows.size:
+                _batch(kp, st, rows, np.full(rows.size, side), np.full(rows.size, 1 - side), side, first, rng)
 
 
 def _targets(st: _State, rows, striker, side):
@@ -355,5 +380,6 @@ def _batch(kp: KernelPlan, st: _State, rows, striker, target, side: int, first: 
     if tinfo.jump_up:
         worst = np.where(jump, STANDING, worst)
     st.status[rows, target] = worst
-    down = (worst == KNOCKED_DOWN) | (worst == STUNNED)
-    st.put_by[rows[down], target[down]] = striker[down]
+    if st.put_by is not None:
+        down = (worst == KNOCKED_DOWN) | (worst == STUNNED)
+        st.put_by[rows[down], target[down]] = striker[down]

@@ -1,0 +1,508 @@
+"""warband: tables, equipment legality, and every rule on the scalar reference with scripted dice.
+
+Dice order (see ``sim/rulesets/_warband_reference.py``): strike-order roll-offs;
+then per striker: to-hit dice, parry die (and re-roll), then per hit: to-wound,
+critical, save, Step Aside; then injury dice (one per wound at or beyond W = 0),
+then the helmet die.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sim
+from sim.dice import RandomDice, ScriptedDice
+from sim.errors import InputError
+from sim.outcomes import ATTACKER, DEFENDER, DRAW
+from sim.rulesets._warband_reference import _Fight, _rejoin, pairing
+from sim.rulesets._warband_tables import (
+    EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, VITAL_PART,
+    attack_columns, critical_result, injury_result, save_needed, strength_save_modifier, to_hit_needed,
+    to_wound_needed, weapon_strength,
+)
+from sim.rulesets.warband import RULESET as WB
+from sim.errors import Where
+
+OOA, KD, ST, UP = OUT_OF_ACTION, KNOCKED_DOWN, STUNNED, STANDING
+
+
+def W(**kw):
+    """A validated warrior: WS3 S3 T3 I3 W1 A1 with an axe unless told otherwise."""
+    base = dict(name="w", ws=3, s=3, t=3, i=3, w=1, a=1, weapons=["axe"])
+    base.update(kw)
+    return WB.parse_unit(base, Where("test", base["name"]))
+
+
+def fight(att, dfn, dice, *, charging=True, fist="user-1", rounds="end", max_rounds=50):
+    plan = sim.build_matchup(WB, att, dfn, states={"attacker": {"charging": charging}},
+                             options={"fist_strength": fist})[1]
+    d = ScriptedDice(dice)
+    out = WB.resolve_one(plan, d, rounds, max_rounds)
+    d.assert_exhausted()
+    return out
+
+
+def phase(att, dfn, dice, *, charging=True, round_no=1, setup=None):
+    """Play one round of a fresh fight (after ``setup(f)``); return the fight to inspect."""
+    f = _Fight(att, dfn, charging, False, ScriptedDice(dice))
+    if setup:
+        setup(f)
+    f.play_round(round_no)
+    f.dice.assert_exhausted()
+    return f
+
+
+# ---------------------------------------------------------------------------- tables
+def test_to_hit_chart():
+    assert to_hit_needed(4, 3) == 3 and to_hit_needed(3, 3) == 4 and to_hit_needed(3, 6) == 4
+    assert to_hit_needed(3, 7) == 5 and to_hit_needed(2, 5) == 5 and to_hit_needed(1, 2) == 4
+
+
+def test_to_wound_chart():
+    assert [to_wound_needed(3, t) for t in range(1, 9)] == [2, 3, 4, 5, 6, 6, 7, 7]
+    assert to_wound_needed(10, 1) == 2
+
+
+def test_strength_save_modifiers():
+    assert [strength_save_modifier(s) for s in range(1, 11)] == [0, 0, 0, 1, 2, 3, 4, 5, 6, 6]
+
+
+def test_critical_and_injury_tables():
+    assert [critical_result(r) for r in range(1, 8)] == [VITAL_PART] * 2 + [EXPOSED_SPOT] * 2 + [MASTER_STRIKE] * 3
+    assert [injury_result(t, False) for t in range(1, 9)] == [KD, KD, ST, ST, OOA, OOA, OOA, OOA]
+    assert [injury_result(t, True) for t in range(1, 7)] == [KD, ST, ST, ST, OOA, OOA]
+
+
+def test_saves_with_armour_shield_strength_and_weapons():
+    axe, dagger = W(), W(weapons=["dagger"])
+    assert save_needed(axe, "axe", 3, W(armour="light")) == 7          # 6+ worsened by the axe
+    assert save_needed(dagger, "dagger", 3, W()) == 6                   # no armour: 6+ against a dagger
+    assert save_needed(dagger, "dagger", 3, W(armour="light", shield=True)) == 4
+    assert save_needed(dagger, "dagger", 4, W(armour="heavy")) == 5
+    assert save_needed(dagger, "dagger", 3, W(armour="gromril", shield=True)) == 2
+    assert save_needed(axe, "axe", 5, W(armour="gromril")) == 7
+    assert save_needed(dagger, "dagger", 3, W(shield=True)) == 5        # a shield alone gives 6+ (dagger 5+)
+    fist = W(weapons=["fist"])
+    assert save_needed(fist, "fist", 2, W(armour="ithilmar")) == 4
+
+
+def test_weapon_strength_and_attacks():
+    u = W(s=3, weapons=["flail"])
+    assert weapon_strength(u, "flail", True, False) == 5 and weapon_strength(u, "flail", False, False) == 3
+    ms = W(s=3, weapons=["morning_star"], skills=["mighty_blow"])
+    assert weapon_strength(ms, "morning_star", True, False) == 5 and weapon_strength(ms, "morning_star", False, False) == 4
+    assert weapon_strength(W(weapons=["halberd"]), "halberd", False, False) == 4
+    assert weapon_strength(W(weapons=["double_handed"]), "double_handed", False, False) == 5
+    assert weapon_strength(W(weapons=["fist"]), "fist", False, False) == 2
+    assert weapon_strength(W(weapons=["fist"]), "fist", False, True) == 3
+    assert attack_columns(W(a=2, weapons=["sword", "dagger"])) == ("sword", "sword", "dagger")
+    assert attack_columns(W(a=1, weapons=["dagger", "dagger"])) == ("dagger", "dagger")
+    assert attack_columns(W(a=3, weapons=["fist"])) == ("fist",)
+    assert attack_columns(W(a=2, weapons=["mace"])) == ("club", "club")
+
+
+# ------------------------------------------------------------------------ validation
+@pytest.mark.parametrize("kw, match", [
+    (dict(weapons=["double_handed"], shield=True), "double_handed alone"),
+    (dict(weapons=["sword", "dagger", "axe"]), "weapons"),
+    (dict(weapons=["morning_star"], buckler=True), "morning_star without a second weapon or buckler"),
+    (dict(weapons=["halberd", "dagger"]), "halberd alone"),
+    (dict(weapons=["flail"], buckler=True), "flail alone"),
+    (dict(weapons=["spear", "dagger"]), "spear without a second weapon"),
+    (dict(weapons=["fist", "sword"]), "fist alone"),
+    (dict(weapons=["sword", "dagger"], shield=True), "shield"),
+    (dict(weapons=["sword", "dagger"], buckler=True), "buckler"),
+    (dict(shield=True, buckler=True), "buckler"),
+    (dict(armour="toughened_leathers", shield=True), "toughened_leathers"),
+    (dict(weapons=["lance"]), "weapons"),
+    (dict(weapons=[]), "weapons"),
+    (dict(armour="plate"), "armour"),
+    (dict(count=11), "count"),
+    (dict(ws=0), "ws"),
+    (dict(skills=["frenzy"]), "skills"),
+    (dict(skills=["resilient", "resilient"]), "each skill at most once"),
+    (dict(colour="red"), "unknown field"),
+])
+def test_illegal_units_are_one_line_errors(kw, match):
+    with pytest.raises(InputError, match=match) as e:
+        W(name="Bad Bob", **kw)
+    assert "\n" not in str(e.value) and "'Bad Bob'" in str(e.value) and "test" in str(e.value)
+
+
+def test_legal_combinations():
+    W(weapons=["morning_star"], shield=True)
+    W(weapons=["spear"], buckler=True)
+    W(weapons=["sword"], buckler=True, armour="toughened_leathers", helmet=True)
+    W(weapons=["hammer", "staff"])
+
+
+def test_overrides_are_validated():
+    with pytest.raises(InputError, match="shield"):
+        sim.build_matchup(WB, "Mercenary Captain", "Youngblood", overrides={"attacker": {"shield": True}})
+
+
+# ------------------------------------------------------------------- a simple fight
+def test_charge_hit_wound_injury_out_of_action():
+    out = fight(W(), W(), [4, 4, 5])          # hit 4+, wound 4+, no save, injury 5: out of action
+    assert (out.winner, out.rounds, out.damage_to_defender, out.damage_to_attacker) == (ATTACKER, 1, 1, 0)
+    assert (out.category_attacker, out.category_defender) == (2, 0)
+    assert out.extras == {"out_of_action_attacker": 0, "out_of_action_defender": 1}
+
+
+def test_miss_then_the_defender_knocks_down_and_wins_on_wounds_after_one_round():
+    out = fight(W(), W(), [3, 4, 4, 1], rounds=1)
+    assert (out.winner, out.category_attacker, out.category_defender, out.damage_to_attacker) == (DEFENDER, 1, 2, 1)
+
+
+def test_knocked_down_stays_down_in_enemy_turn_is_hit_automatically_then_stands_and_strikes_last():
+    # r1: att misses (3); def hits, wounds, injury 1: attacker knocked down.
+    # r2 (defender's turn): attacker still down; def auto-hits, to-wound 3 fails.
+    # r3 (attacker's turn): attacker stands up and strikes last despite I 5: def misses (1),
+    #     then the attacker hits, wounds, injury 6.
+    out = fight(W(i=5), W(i=1), [3, 4, 4, 1, 3, 1, 4, 4, 6])
+    assert (out.winner, out.rounds) == (ATTACKER, 3)
+
+
+def test_knocked_down_target_any_unsaved_wound_is_out_of_action():
+    # r1: att misses; def (dagger: light armour saves on 5+) hits, wounds, save 1 fails, injury 1.
+    # r2: the knocked-down attacker is auto-hit: wound 5, save 2 fails -> out of action.
+    out = fight(W(armour="light"), W(weapons=["dagger"]), [3, 4, 4, 1, 1, 5, 2])
+    assert (out.winner, out.rounds) == (DEFENDER, 2)
+
+
+def test_knocked_down_target_cannot_parry_and_needs_no_to_hit_roll():
+    def setup(f):
+        f.dfn[0].status, f.dfn[0].wounds = KD, 0
+    f = phase(W(), W(weapons=["sword"], buckler=True), [4], setup=setup)  # only the to-wound die
+    assert f.dfn[0].status == OOA
+
+
+def test_stunned_in_own_turn_is_out_of_action_when_the_enemy_next_strikes():
+    # r1: att misses (1), def stuns the attacker (injury 3). r2 is the defender's turn:
+    # the attacker does not recover, so the defender takes it out of action without dice.
+    out = fight(W(), W(), [1, 4, 4, 3])
+    assert (out.winner, out.rounds) == (DEFENDER, 2)
+
+
+def test_stunned_recovers_to_knocked_down_then_stands_a_turn_later():
+    # r1: att stuns def (4, 4, 3). r2 (def turn): stunned -> knocked down; att auto-hits, wound 3 fails.
+    # r3: def still down; wound 2 fails. r4 (def turn): def stands and strikes last: att misses (1),
+    # def hits, wounds, injury 6.
+    out = fight(W(), W(), [4, 4, 3, 3, 2, 1, 4, 4, 6])
+    assert (out.winner, out.rounds) == (DEFENDER, 4)
+
+
+def test_recovery_only_for_the_active_side():
+    def setup(f):
+        f.att[0].status, f.dfn[0].status = STUNNED, KD
+        f.att[0].wounds = f.dfn[0].wounds = 0
+    f = phase(W(), W(), [], round_no=3, setup=setup)   # attacker's turn: only the attacker recovers
+    assert (f.att[0].status, f.dfn[0].status) == (KD, KD)
+
+
+# --------------------------------------------------------------------- strike order
+def test_roll_off_for_equal_initiative():
+    out = fight(W(), W(), [2, 5, 4, 4, 5], charging=False)     # defender wins the roll-off
+    assert out.winner == DEFENDER and out.rounds == 1
+
+
+def test_roll_off_ties_are_rerolled():
+    out = fight(W(), W(), [3, 3, 5, 2, 4, 4, 5], charging=False)
+    assert out.winner == ATTACKER
+
+
+def test_higher_initiative_strikes_first_without_a_roll():
+    assert fight(W(i=2), W(i=4), [4, 4, 5], charging=False).winner == DEFENDER
+
+
+def test_charger_strikes_first_whatever_its_initiative():
+    assert fight(W(i=1), W(i=9), [4, 4, 5]).winner == ATTACKER
+
+
+def test_charge_bonus_only_in_round_1():
+    # r1: the charger (I 1) misses (1), defender misses (1); r2: the defender (I 9) goes first.
+    assert fight(W(i=1), W(i=9), [1, 1, 4, 4, 5]).winner == DEFENDER
+
+
+def test_double_handed_strikes_last_even_when_charging_unless_strongman():
+    assert fight(W(weapons=["double_handed"]), W(i=1), [4, 4, 5]).winner == DEFENDER
+    assert fight(W(weapons=["double_handed"], skills=["strongman"]), W(i=1), [4, 4, 5]).winner == ATTACKER
+
+
+def test_both_strike_last_ordered_by_initiative():
+    assert fight(W(weapons=["double_handed"], i=2), W(weapons=["double_handed"], i=4), [4, 4, 5]).winner == DEFENDER
+
+
+def test_spear_strikes_first_in_round_1_against_a_charger():
+    # both strike first: ordered by Initiative, the spearman's 4 beats 3
+    assert fight(W(), W(weapons=["spear"], i=4), [4, 4, 5]).winner == DEFENDER
+    # in round 2 (attacker I 5) the spear gives nothing: r1 both miss, r2 attacker first
+    assert fight(W(i=5), W(weapons=["spear"], i=4), [1, 1, 4, 4, 5]).winner == ATTACKER
+
+
+def test_lightning_reflexes_strike_first_against_a_charger():
+    assert fight(W(), W(i=4, skills=["lightning_reflexes"]), [4, 4, 5]).winner == DEFENDER
+    assert fight(W(i=4), W(i=3, skills=["lightning_reflexes"]), [4, 4, 5]).winner == ATTACKER
+    # no charge: no effect, normal roll-off at equal Initiative
+    assert fight(W(), W(skills=["lightning_reflexes"]), [6, 1, 4, 4, 5], charging=False).winner == ATTACKER
+
+
+# ----------------------------------------------------------------------------- parry
+def test_parry_must_beat_the_to_hit_die():
+    sword = W(weapons=["sword"])
+    f = phase(W(), sword, [4, 5, 1])                 # hit 4, parry 5 > 4: parried; defender misses
+    assert f.dfn[0].status == UP
+    f = phase(W(), sword, [4, 4, 4, 5])              # parry 4 is not higher: wound, injury 5
+    assert f.dfn[0].status == OOA
+
+
+def test_a_six_cannot_be_parried_and_no_parry_die_is_rolled():
+    f = phase(W(), W(weapons=["sword"]), [6, 4, 5])
+    assert f.dfn[0].status == OOA
+
+
+def test_sword_and_buckler_reroll_a_failed_parry_two_swords_do_not():
+    f = phase(W(), W(weapons=["sword"], buckler=True), [4, 2, 6, 1])
+    assert f.dfn[0].status == UP
+    f = phase(W(), W(weapons=["sword", "sword"]), [4, 2, 4, 5])   # no re-roll; two swords: no free hit here
+    assert f.dfn[0].status == OOA
+    f = phase(W(), W(weapons=["sword"]), [4, 2, 4, 5])
+    assert f.dfn[0].status == OOA
+
+
+def test_buckler_alone_parries():
+    assert phase(W(), W(weapons=["axe"], buckler=True), [4, 5, 1]).dfn[0].status == UP
+
+
+def test_no_parry_against_twice_the_parriers_strength():
+    # halberd S3+1 = 4 against a parrier of S2: not parried, no parry die
+    f = phase(W(weapons=["halberd"]), W(s=2, weapons=["sword"]), [4, 3, 5])
+    assert f.dfn[0].status == OOA
+
+
+def test_parry_cancels_the_highest_hit():
+    # two attacks hit with 4 and 5; parry 6 cancels the 5; the 4 wounds (4), injury 5
+    f = phase(W(a=2), W(weapons=["sword"]), [4, 5, 6, 4, 5])
+    assert f.dfn[0].status == OOA and f.dice.used == 5
+
+
+def test_parry_only_against_the_first_opponent_to_score_hits():
+    # 2 v 1: attackers roll off (6, 1); A1 hits (4), parried (5); A2 hits (5): no parry left
+    f = phase(W(count=2), W(weapons=["sword"]), [6, 1, 4, 5, 5, 4, 5])
+    assert f.dfn[0].status == OOA
+    # A1 misses, so A2 is the first to score hits and may be parried (6); then D1 strikes A1 (miss)
+    f = phase(W(count=2), W(weapons=["sword"]), [6, 1, 1, 4, 6, 1])
+    assert f.dfn[0].status == UP
+
+
+# ------------------------------------------------------------- wounds and criticals
+def test_strength_bonuses_flail_first_round_only():
+    # flail S5 vs T5 in round 1: wound on 4
+    f = phase(W(weapons=["flail"]), W(t=5), [4, 4, 5])
+    assert f.dfn[0].status == OOA
+    # round 3 (attacker's turn, no charge bonus): S3 vs T5 needs 6: a 5 fails; the defender misses
+    f = phase(W(weapons=["flail"]), W(t=5), [6, 1, 4, 5, 1], charging=False, round_no=3)
+    assert f.dfn[0].status == UP
+
+
+def test_resilient_and_mighty_blow():
+    f = phase(W(), W(skills=["resilient"]), [4, 4, 1])            # S3-1 vs T3 needs 5: a 4 fails
+    assert f.dfn[0].status == UP
+    f = phase(W(skills=["mighty_blow"]), W(t=4), [4, 4, 5])       # S4 vs T4 needs 4
+    assert f.dfn[0].status == OOA
+
+
+def test_cannot_wound_rolls_no_die():
+    f = phase(W(s=1), W(t=5), [4, 1])                             # hit, no wound roll, defender misses
+    assert f.dfn[0].status == UP and f.att[0].status == UP
+
+
+def test_critical_vital_part_one_save_covers_two_wounds():
+    tgt = W(w=2, armour="light", shield=True)                     # 5+ (axe: 6+)
+    f = phase(W(), tgt, [4, 6, 1, 6, 1])                          # crit 1: vital; save 6 saves both
+    assert f.dfn[0].wounds == 2
+    f = phase(W(), tgt, [4, 6, 2, 5, 5])                          # save 5 fails: 2 wounds, injury 5
+    assert f.dfn[0].wounds == 0 and f.dfn[0].status == OOA
+
+
+def test_critical_exposed_spot_no_save():
+    f = phase(W(), W(w=2, armour="gromril", shield=True), [4, 6, 3, 6])   # no save die; injury 6
+    assert f.dfn[0].status == OOA
+
+
+def test_critical_master_strike_adds_two_to_injury():
+    f = phase(W(), W(w=2), [4, 6, 5, 3])                          # injury 3 + 2 = 5
+    assert f.dfn[0].status == OOA
+
+
+def test_web_of_steel_adds_one_to_the_critical_roll():
+    f = phase(W(skills=["web_of_steel"]), W(w=2), [4, 6, 4, 3])   # 4 + 1: master strike, injury 3+2
+    assert f.dfn[0].status == OOA
+
+
+def test_no_critical_when_six_is_needed_anyway():
+    f = phase(W(), W(t=5, w=2), [4, 6, 1])                        # one wound, no crit die; defender misses
+    assert f.dfn[0].wounds == 1
+
+
+def test_only_the_first_six_is_critical():
+    # two attacks, both wound on 6: one critical (vital part: 2 wounds) + 1 wound on a W4 target
+    f = phase(W(a=2), W(w=4), [4, 4, 6, 1, 6, 1])
+    assert f.dfn[0].wounds == 1
+
+
+# -------------------------------------------------------------------------- saves
+def test_armour_save_and_step_aside():
+    f = phase(W(weapons=["dagger"]), W(armour="light"), [4, 4, 5, 1])     # dagger: 5+ save, 5 saves
+    assert f.dfn[0].status == UP
+    f = phase(W(weapons=["dagger"]), W(armour="light"), [4, 4, 4, 5])     # 4 fails, injury 5
+    assert f.dfn[0].status == OOA
+    f = phase(W(), W(skills=["step_aside"]), [4, 4, 5, 1])                # no armour; step aside 5
+    assert f.dfn[0].status == UP
+    f = phase(W(s=4), W(armour="light", skills=["step_aside"]), [4, 4, 4, 6])  # S4+axe: no armour save; step aside 4 fails
+    assert f.dfn[0].status == OOA
+
+
+def test_fist_strength_option():
+    # fist S3-1 = 2 vs T3 needs 5: a 4 fails by default, wounds "as user"
+    att = W(weapons=["fist"], a=2)
+    assert fight(att, W(), [4, 4, 1], rounds=1).winner == DRAW
+    assert fight(att, W(), [4, 4, 1, 5], fist="user", rounds=1).winner == ATTACKER   # save 6+ (fist) fails
+
+
+# ------------------------------------------------------------------------- injuries
+def test_no_injury_while_wounds_remain():
+    f = phase(W(), W(w=2), [4, 4, 1])
+    assert (f.dfn[0].wounds, f.dfn[0].status) == (1, UP)
+
+
+def test_several_wounds_keep_the_highest_injury():
+    # exposed spot on a W1 target: 2 wounds, both at 0: two injury rolls 1 and 4 -> stunned
+    f = phase(W(), W(), [4, 6, 3, 1, 4])
+    assert f.dfn[0].status == ST
+
+
+def test_concussion():
+    assert phase(W(weapons=["club"]), W(), [4, 4, 2]).dfn[0].status == ST
+    assert phase(W(weapons=["staff"]), W(), [4, 4, 1]).dfn[0].status == KD
+    assert phase(W(), W(), [4, 4, 2]).dfn[0].status == KD
+
+
+def test_helmet_turns_stunned_into_knocked_down_on_4_plus():
+    assert phase(W(), W(helmet=True), [4, 4, 3, 4]).dfn[0].status == KD
+    assert phase(W(), W(helmet=True), [4, 4, 3, 3]).dfn[0].status == ST
+
+
+def test_strike_to_injure():
+    assert phase(W(skills=["strike_to_injure"]), W(), [4, 4, 4]).dfn[0].status == OOA
+
+
+def test_jump_up_ignores_knocked_down_but_not_a_helmet_save():
+    f = phase(W(), W(skills=["jump_up"]), [4, 4, 1, 1])           # stays up with 0 wounds, defender misses
+    assert (f.dfn[0].status, f.dfn[0].wounds) == (UP, 0)
+    f = phase(W(), W(skills=["jump_up"], helmet=True), [4, 4, 3, 5])
+    assert f.dfn[0].status == KD
+
+
+def test_standing_at_zero_wounds_any_wound_rolls_an_injury():
+    def setup(f):
+        f.dfn[0].wounds = 0
+    f = phase(W(), W(w=2), [4, 4, 5], setup=setup)
+    assert f.dfn[0].status == OOA
+
+
+def test_a_batch_does_not_finish_its_own_victim():
+    # two attacks both wound a W1 target: injuries 1 and 2 -> knocked down, not out of action
+    f = phase(W(a=2), W(), [4, 4, 4, 4, 1, 2])
+    assert f.dfn[0].status == KD and f.dfn[0].put_down_by == f.att[0].id
+
+
+def test_another_warrior_may_finish_a_knocked_down_enemy():
+    # 2 v 1: roll-off 5, 2; A1 knocks D down (4, 4, 1); A2 auto-hits, wound 4: out of action
+    out = fight(W(count=2), W(), [5, 2, 4, 4, 1, 4])
+    assert (out.winner, out.rounds, out.extras["out_of_action_defender"]) == (ATTACKER, 1, 1)
+
+
+def test_a_striker_does_not_attack_a_target_it_put_down_this_phase():
+    f = _Fight(W(), W(count=2), True, False, ScriptedDice([]))
+    f.dfn[0].status, f.dfn[0].put_down_by = KD, f.att[0].id
+    f.dfn[1].status, f.dfn[1].put_down_by = ST, f.att[0].id
+    assert f.choose_target(f.att[0]) is None
+    f.dfn[1].put_down_by = None
+    assert f.choose_target(f.att[0]) is f.dfn[1]
+
+
+def test_standing_enemies_are_attacked_before_fallen_ones():
+    f = _Fight(W(), W(count=2), True, False, ScriptedDice([]))
+    f.contacts = {(0, 0), (0, 1)}
+    f.dfn[0].status = ST
+    assert f.choose_target(f.att[0]) is f.dfn[1]
+
+
+# ---------------------------------------------------------------------------- groups
+def test_round_robin_pairing():
+    assert pairing(3, 2) == {(0, 0), (1, 1), (2, 0)}
+    assert pairing(1, 3) == {(0, 0), (0, 1), (0, 2)}
+    assert pairing(2, 2) == {(0, 0), (1, 1)}
+
+
+def test_free_warriors_join_the_least_engaged_enemy():
+    f = _Fight(W(count=3), W(count=2), True, False, ScriptedDice([]))
+    f.dfn[1].status = OOA
+    _rejoin(f.att, f.dfn, f.contacts)
+    assert (1, 0) in f.contacts
+
+
+def test_groups_three_against_two_fight_to_the_end():
+    plan = sim.build_matchup(WB, W(count=3), W(count=2))[1]
+    dice = RandomDice(np.random.default_rng(3))
+    for _ in range(200):
+        o = WB.resolve_one(plan, dice, "end", 50)
+        assert o.winner in (ATTACKER, DEFENDER) and o.category_attacker != 1 and o.category_defender != 1
+        assert o.extras["out_of_action_attacker"] == 3 or o.extras["out_of_action_defender"] == 2
+
+
+# -------------------------------------------------------------------- end and winner
+def test_cap_is_a_draw():
+    out = fight(W(s=1, t=5, i=4), W(t=5, s=1), [4, 4] * 5, max_rounds=5)
+    assert (out.winner, out.capped, out.rounds) == (DRAW, True, 5)
+
+
+def test_rounds_n_winner_by_wounds_then_draw():
+    out = fight(W(), W(w=2), [4, 4, 1], rounds=1)
+    assert (out.winner, out.capped, out.category_defender) == (ATTACKER, False, 2)
+    assert fight(W(), W(), [1, 1], rounds=1).winner == DRAW
+
+
+# ------------------------------------------------------------------------------ kernel
+def _kernel(att, dfn, n=20000, rounds="end", seed=5, states=None):
+    plan = sim.build_matchup(WB, att, dfn, states=states)[1]
+    return WB.simulate(plan, n, np.random.default_rng(seed), rounds, 50)
+
+
+def test_kernel_is_reproducible_and_integral():
+    a, b = _kernel(W(count=2), W(w=2)), _kernel(W(count=2), W(w=2))
+    for f in ("winner", "damage_to_attacker", "damage_to_defender", "rounds", "category_attacker"):
+        assert np.array_equal(getattr(a, f), getattr(b, f))
+        assert getattr(a, f).min() >= 0
+    assert a.damage_to_defender.max() <= 2 and a.damage_to_attacker.max() <= 2
+
+
+def test_kernel_cannot_wound_means_capped_draws():
+    out = _kernel(W(s=1, t=5), W(s=1, t=5), n=2000)
+    assert (out.winner == DRAW).all() and out.capped.all() and (out.rounds == 50).all()
+
+
+def test_kernel_fights_end_with_one_side_out_of_action():
+    out = _kernel(W(count=3), W(count=2, w=2))
+    assert not out.capped.any()
+    assert ((out.extras["out_of_action_attacker"] == 3) | (out.extras["out_of_action_defender"] == 2)).all()
+    assert set(np.unique(out.category_attacker)) <= {0, 2}
+
+
+def test_bench_matchup_is_in_the_default_roster():
+    att, dfn, states, rounds = WB.bench_matchup()
+    roster = sim.default_roster("warband")
+    assert att in roster.names and dfn in roster.names and rounds == "end"
+    assert 10 <= len(roster) <= 14 and all(roster[n].points is not None for n in roster.names)
