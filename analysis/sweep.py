@@ -4,7 +4,10 @@ Every value of the field fights each opponent on the same stream (the matrix
 cell's stream of the unit, ``(crc32(unit), crc32(opponent))`` when attacking),
 so the curves are smooth and the difference between two values is measured
 much more precisely than either value alone. Paired standard errors of those
-differences come from batch means, as in :mod:`analysis.compare`.
+differences come from batch means, as in :mod:`analysis.compare` (at least 16
+batches: from ``16 * BLOCK_TRIALS`` trials on a batch is a whole block and each
+value's counts equal ``sim.fight(..., stream=cell stream)``; below that the
+batches are ``trials / 16`` long, so the streams are cut differently).
 
 Fair points use one stated model (the same as :mod:`analysis.solver`): with
 strength proportional to cost (Bradley-Terry), a unit costed fairly against an
