@@ -94,7 +94,7 @@ def p_hit(threshold: NDArray) -> NDArray:
 
 
 def _round_numbers(sides: tuple[SideStats, SideStats], setup: RoundSetup, r: int, wl, shaken, retreated):
-    """Pools and hit probabilities of round ``r`` for arrays of trials.
+    """Pools and clamped hit thresholds of round ``r`` for arrays of trials.
 
     Round 1 is the situation the states describe; from round 2 the round's
     attacker (original attacker in odd rounds) charges out of the open, nobody
@@ -102,12 +102,13 @@ def _round_numbers(sides: tuple[SideStats, SideStats], setup: RoundSetup, r: int
     it retreated in the previous round.
     """
     att = 0 if r % 2 == 1 else 1
-    pools, probs = [], []
+    m = len(wl[0])
+    pools, thresholds = [], []
     if r == 1:
-        flanked = [np.full(len(wl[0]), setup.flanked[s]) for s in (0, 1)]
+        flanked = [np.full(m, setup.flanked[s]) for s in (0, 1)]
         dash, cover, charging = setup.dash, setup.cover, setup.charge
     else:
-        flanked = [np.zeros(len(wl[0]), bool), np.zeros(len(wl[0]), bool)]
+        flanked = [np.zeros(m, bool), np.zeros(m, bool)]
         flanked[1 - att] = retreated[1 - att]
         dash, cover, charging = (False, False), (False, False), True
     for s in (0, 1):
@@ -119,38 +120,48 @@ def _round_numbers(sides: tuple[SideStats, SideStats], setup: RoundSetup, r: int
         o = 1 - s
         threshold = (4 + setup.dash_shift * dash[s] + setup.target_dash_shift * dash[o]
                      + setup.cover_shift * cover[o] + setup.flank_shift * flanked[o].astype(np.int64))
-        probs.append(p_hit(threshold))
-    return pools, probs
+        thresholds.append(np.clip(threshold, 2, 6))
+    return pools, thresholds
 
 
-def _binom_pmf(n: int, p: float) -> NDArray[np.float64]:
-    """Binomial(n, p) pmf over 0..n (log space, so large pools do not overflow)."""
-    k = np.arange(n + 1)
+def _binom_matrix(n_max: int, p: float) -> NDArray[np.float64]:
+    """``B[n, k]`` = P(Binomial(n, p) = k) for 0 <= k <= n <= n_max (log space: large pools do not overflow)."""
+    n = np.arange(n_max + 1)[:, None]
+    k = np.arange(n_max + 1)[None, :]
     if p <= 0.0 or p >= 1.0:
-        out = np.zeros(n + 1)
-        out[0 if p <= 0.0 else n] = 1.0
-        return out
-    logfact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
-    return np.exp(logfact[n] - logfact[k] - logfact[n - k] + k * np.log(p) + (n - k) * np.log1p(-p))
+        return ((k == 0) if p <= 0.0 else (k == n)).astype(np.float64)
+    logfact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n_max + 1)))])
+    valid = k <= n
+    nk = np.where(valid, n - k, 0)
+    logp = logfact[n] - logfact[k] - logfact[nk] + k * np.log(p) + nk * np.log1p(-p)
+    return np.where(valid, np.exp(np.where(valid, logp, 0.0)), 0.0)
+
+
+def received_matrix(max_pool: int, p: float, side: SideStats) -> NDArray[np.float64]:
+    """``T[pool, c, u]`` for every incoming pool 0..max_pool: P(the check gives Shaken = c
+    (hits >= courage) and u hits stay unsaved) for a side receiving ``pool`` dice hitting with ``p``."""
+    hits = _binom_matrix(max_pool, p)                       # [pool, h]
+    kept = _binom_matrix(max_pool, side.p_fail_save)        # [h, u]
+    broke = np.arange(max_pool + 1) >= side.courage
+    return np.stack([(hits * ~broke) @ kept, (hits * broke) @ kept], axis=1)
+
+
+def received_table(pool: int, p: float, side: SideStats) -> NDArray[np.float64]:
+    """``T[c, u]`` of :func:`received_matrix` for one pool."""
+    return received_matrix(pool, p, side)[pool]
 
 
 def single_engagement_table(sides: tuple[SideStats, SideStats], setup: RoundSetup) -> SingleTable | None:
     """The exact joint (Shaken, unsaved) distribution of round 1, or ``None`` if too large."""
     wl = [np.array([st.bases * st.wounds]) for st in sides]
     shaken = [np.array([setup.shaken[s]]) for s in (0, 1)]
-    pools, probs = _round_numbers(sides, setup, 1, wl, shaken, [np.zeros(1, bool)] * 2)
+    pools, thresholds = _round_numbers(sides, setup, 1, wl, shaken, [np.zeros(1, bool)] * 2)
     per_side = []
     for s in (0, 1):  # side s *receives* the hits of side o
         o = 1 - s
-        n = int(pools[o][0])
-        ph = _binom_pmf(n, float(probs[o][0]))
-        # joint[h, u]: h hits received, u of them unsaved
-        joint = np.zeros((n + 1, n + 1))
-        for h in range(n + 1):
-            joint[h, : h + 1] = ph[h] * _binom_pmf(h, sides[s].p_fail_save)
-        hits = np.arange(n + 1)
-        now_shaken = setup.shaken[s] | (hits >= sides[s].courage)
-        table = np.stack([joint[~now_shaken].sum(0), joint[now_shaken].sum(0)])  # [shaken, u]
+        table = received_table(int(pools[o][0]), float(p_hit(thresholds[o][0])), sides[s])
+        if setup.shaken[s]:
+            table = np.stack([np.zeros_like(table[0]), table.sum(0)])
         per_side.append(table)
     cells = per_side[0].size * per_side[1].size
     if cells > MAX_CELLS:
@@ -164,11 +175,94 @@ def single_engagement_table(sides: tuple[SideStats, SideStats], setup: RoundSetu
                        (ua.astype(np.int64), ud.astype(np.int64)))
 
 
+# ----------------------------------------------------- received samplers
+#: Guide-table entries per row of a :class:`ReceivedTables`.
+GUIDE = 64
+
+
+@dataclass(frozen=True)
+class ReceivedTables:
+    """Inverse-CDF tables of (Shaken by the check, unsaved hits) for one receiving side.
+
+    One row per (incoming pool, hit threshold), with the cumulative
+    probabilities of its cells (check passed: u = 0..pool, then check failed:
+    u = 0..pool) at ``cum[start[row]:]``; the last cell of a row holds 2.0 so a
+    search never leaves its row. ``guide[row, g]`` is the first cell whose
+    cumulative probability exceeds g / GUIDE: a uniform U starts there and
+    steps forward while ``cum <= U`` (the guide-table method: exact, about one
+    step per draw, no binary search).
+    """
+
+    cum: NDArray[np.float64]
+    start: NDArray[np.int64]
+    guide: NDArray[np.int64]          # shape (rows, GUIDE), absolute cell numbers
+    max_pool: int
+    thresholds: tuple[int, ...]
+
+    def sample(self, pool: NDArray, threshold: NDArray, rng: np.random.Generator):
+        """Per trial: (check failed, unsaved hits) for the incoming pools."""
+        t_index = np.searchsorted(np.asarray(self.thresholds), threshold)
+        row = t_index * (self.max_pool + 1) + pool
+        u = rng.random(len(row))
+        cell = self.guide[row, (u * GUIDE).astype(np.int64)]
+        step = np.flatnonzero(self.cum[cell] <= u)
+        while step.size:
+            cell[step] += 1
+            step = step[self.cum[cell[step]] <= u[step]]
+        cell -= self.start[row]
+        broke = cell > pool
+        return broke, cell - (pool + 1) * broke
+
+
+def received_tables(receiver: SideStats, max_pool: int, thresholds: tuple[int, ...]) -> ReceivedTables | None:
+    """Tables for every incoming pool 0..max_pool and the given thresholds (``None`` if too large)."""
+    total = len(thresholds) * (max_pool + 1) * (max_pool + 2)
+    if total > MAX_TABLE:
+        return None
+    chunks, starts, guides, offset = [], [], [], 0
+    marks = np.arange(GUIDE) / GUIDE
+    for t in thresholds:
+        tables = received_matrix(max_pool, float(p_hit(np.array(t))), receiver)
+        for pool in range(max_pool + 1):
+            cum = np.cumsum(tables[pool, :, : pool + 1].ravel())
+            cum /= cum[-1]
+            cum[-1] = 2.0
+            chunks.append(cum)
+            starts.append(offset)
+            guides.append(offset + np.searchsorted(cum, marks, side="right"))
+            offset += len(cum)
+    return ReceivedTables(np.concatenate(chunks), np.array(starts, np.int64), np.array(guides, np.int64),
+                          max_pool, tuple(thresholds))
+
+
+#: Largest inverse-CDF table (cells per receiving side) the table sampler builds.
+MAX_TABLE = 1 << 18
+
+
+def possible_thresholds(setup: RoundSetup, hitter: int) -> tuple[int, ...]:
+    """Clamped thresholds side ``hitter`` can need: its first-round one and the later ones (plain or flanking)."""
+    o = 1 - hitter
+    first = (4 + setup.dash_shift * setup.dash[hitter] + setup.target_dash_shift * setup.dash[o]
+             + setup.cover_shift * setup.cover[o] + setup.flank_shift * setup.flanked[o])
+    return tuple(sorted({min(max(t, 2), 6) for t in (first, 4, 4 + setup.flank_shift)}))
+
+
+def build_tables(sides: tuple[SideStats, SideStats], setup: RoundSetup):
+    """Per receiving side, its :class:`ReceivedTables` (or ``None`` when too large)."""
+    out = []
+    for s in (0, 1):
+        o = 1 - s
+        max_pool = (sides[o].attack + 1) * sides[o].bases
+        out.append(received_tables(sides[s], max_pool, possible_thresholds(setup, o)))
+    return tuple(out)
+
+
 # ------------------------------------------------------------ settlement
 @dataclass
 class _State:
-    """Per-trial arrays indexed by original side (0 attacker, 1 defender)."""
+    """Per-trial arrays of the trials still fighting, by original side (0 attacker, 1 defender)."""
 
+    idx: NDArray[np.int64]             # trial numbers
     wl: list[NDArray[np.int64]]        # wounds left
     damage: list[NDArray[np.int64]]    # wounds received (capped at wounds left)
     shaken: list[NDArray[np.bool_]]
@@ -179,6 +273,7 @@ class _State:
     @staticmethod
     def start(sides, setup: RoundSetup, n: int) -> "_State":
         return _State(
+            np.arange(n),
             [np.full(n, st.bases * st.wounds, np.int64) for st in sides],
             [np.zeros(n, np.int64), np.zeros(n, np.int64)],
             [np.full(n, setup.shaken[s]) for s in (0, 1)],
@@ -187,24 +282,40 @@ class _State:
             [np.zeros(n, bool), np.zeros(n, bool)],
         )
 
+    #: What a trial still fighting carries into the next round, and what a finished trial reports.
+    CARRIED = ("wl", "damage", "shaken", "retreated")
+    REPORTED = ("wl", "damage", "shaken", "destroyed", "lost")
 
-def _settle(sides, st: _State, idx, unsaved) -> None:
-    """Wounds, winner and loser, retreat or destruction for trials ``idx`` (in place)."""
-    loser_a = unsaved[0] > unsaved[1]
-    loser_d = unsaved[1] > unsaved[0]
-    for s, lost in ((0, loser_a), (1, loser_d)):
-        wl = st.wl[s][idx]
-        taken = np.minimum(unsaved[s], wl)
-        st.damage[s][idx] += taken
-        wl = wl - taken
-        st.wl[s][idx] = wl
-        killed = wl == 0
+    def keep(self, mask: NDArray[np.bool_], last: bool) -> None:
+        """Drop the finished trials (``mask`` false); after the ``last`` round keep what is reported."""
+        self.idx = self.idx[mask]
+        for f in (self.CARRIED + ("destroyed", "lost")) if last else self.CARRIED:
+            arrs = getattr(self, f)
+            setattr(self, f, [arrs[0][mask], arrs[1][mask]])
+
+    def store(self, into: "_State", mask: NDArray[np.bool_] | None = None) -> None:
+        """Copy the results of (the ``mask`` part of) these trials into the full-size ``into``."""
+        where = self.idx if mask is None else self.idx[mask]
+        for f in self.REPORTED:
+            src, dst = getattr(self, f), getattr(into, f)
+            for s in (0, 1):
+                dst[s][where] = src[s] if mask is None else src[s][mask]
+
+
+def _settle(sides, st: _State, unsaved) -> None:
+    """Wounds, winner and loser, retreat or destruction for every trial of ``st`` (in place)."""
+    loser = (unsaved[0] > unsaved[1], unsaved[1] > unsaved[0])
+    for s in (0, 1):
+        taken = np.minimum(unsaved[s], st.wl[s])
+        st.damage[s] = st.damage[s] + taken
+        st.wl[s] = st.wl[s] - taken
+        killed = st.wl[s] == 0
         # a loser that survives its wounds retreats; a stationary one is destroyed instead
         if sides[s].move == 0:
-            killed = killed | lost
-        st.destroyed[s][idx] = killed
-        st.retreated[s][idx] = lost & ~killed
-        st.lost[s][idx] = lost
+            killed = killed | loser[s]
+        st.destroyed[s] = killed
+        st.retreated[s] = loser[s] & ~killed
+        st.lost[s] = loser[s]
 
 
 def _finish(sides, st: _State, rounds_fought, limit: int, fixed_rounds: bool, weights=None) -> Outcomes:
@@ -236,35 +347,46 @@ def run_multinomial(sides, setup: RoundSetup, table: SingleTable, n: int, rng: n
     m = len(k)
     st = _State.start(sides, setup, m)
     st.shaken = [table.shaken[0][k].copy(), table.shaken[1][k].copy()]
-    _settle(sides, st, np.arange(m), (table.unsaved[0][k], table.unsaved[1][k]))
+    _settle(sides, st, (table.unsaved[0][k], table.unsaved[1][k]))
     return _finish(sides, st, np.ones(m, np.int64), limit, fixed_rounds, weights=counts[k].astype(np.int64))
 
 
-def run_binomial(sides, setup: RoundSetup, n: int, rng: np.random.Generator, fixed_rounds: bool,
-                 limit: int) -> Outcomes:
-    """Engagements until a unit is destroyed or ``limit`` rounds: binomial counts per side and round."""
+def run_rounds(sides, setup: RoundSetup, n: int, rng: np.random.Generator, fixed_rounds: bool, limit: int,
+               tables=None) -> Outcomes:
+    """Engagements until a unit is destroyed or ``limit`` rounds, for ``n`` trials.
+
+    Each round, per receiving side, draws (Shaken by the check, unsaved hits):
+    from ``tables`` (one uniform per side and trial) where given, otherwise as
+    hits ~ Binomial(pool, p_hit) and unsaved ~ Binomial(hits, p_fail_save).
+    """
+    out = _State.start(sides, setup, n)
     st = _State.start(sides, setup, n)
     rounds_fought = np.zeros(n, np.int64)
-    alive = np.arange(n)
     r = 0
-    while alive.size and r < limit:
+    while st.idx.size and r < limit:
         r += 1
         att = 0 if r % 2 == 1 else 1
         if r > 1 and setup.rally:
             # rally: the Shaken unit recovers at the start of its own turn as attacker
-            st.shaken[att][alive] = False
-        wl = [st.wl[0][alive], st.wl[1][alive]]
-        shaken = [st.shaken[0][alive], st.shaken[1][alive]]
-        retreated = [st.retreated[0][alive], st.retreated[1][alive]]
-        pools, probs = _round_numbers(sides, setup, r, wl, shaken, retreated)
-        hits = [rng.binomial(pools[s], probs[s]) for s in (0, 1)]  # hits scored by side s
-        unsaved = []
-        for s in (0, 1):  # side s receives the other side's hits
-            received = hits[1 - s]
-            st.shaken[s][alive] = shaken[s] | (received >= sides[s].courage)
-            pf = sides[s].p_fail_save
-            unsaved.append(received if pf >= 1.0 else rng.binomial(received, pf))
-        _settle(sides, st, alive, unsaved)
-        rounds_fought[alive] = r
-        alive = alive[~(st.destroyed[0][alive] | st.destroyed[1][alive])]
-    return _finish(sides, st, rounds_fought, limit, fixed_rounds)
+            st.shaken[att] = np.zeros(st.idx.size, bool)
+        pools, thresholds = _round_numbers(sides, setup, r, st.wl, st.shaken, st.retreated)
+        unsaved = [None, None]
+        for s in (0, 1):  # side s receives the other side's pool
+            o = 1 - s
+            if tables is not None and tables[s] is not None:
+                broke, unsaved[s] = tables[s].sample(pools[o], thresholds[o], rng)
+            else:
+                hits = rng.binomial(pools[o], p_hit(thresholds[o]))
+                broke = hits >= sides[s].courage
+                pf = sides[s].p_fail_save
+                unsaved[s] = hits if pf >= 1.0 else rng.binomial(hits, pf)
+            st.shaken[s] = st.shaken[s] | broke
+        _settle(sides, st, unsaved)
+        rounds_fought[st.idx] = r
+        over = st.destroyed[0] | st.destroyed[1]
+        if over.any():
+            st.store(out, over)
+            st.keep(~over, r == limit)
+    if st.idx.size:  # fights that reached the last round
+        st.store(out)
+    return _finish(sides, out, rounds_fought, limit, fixed_rounds)

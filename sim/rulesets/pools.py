@@ -45,8 +45,8 @@ from ..errors import MatchupError
 from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
 from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
 from ..schema import Field, StateField
-from ._pools_kernel import (DESTROYED, HELD, RETREATED, RoundSetup, SideStats, SingleTable, run_binomial,
-                            run_multinomial, single_engagement_table)
+from ._pools_kernel import (DESTROYED, HELD, RETREATED, ReceivedTables, RoundSetup, SideStats, SingleTable,
+                            build_tables, run_multinomial, run_rounds, single_engagement_table)
 
 __all__ = ["PoolsUnit", "PoolsPlan", "Pools", "RULESET"]
 
@@ -77,6 +77,8 @@ class PoolsPlan:
     setup: RoundSetup
     #: Exact joint table of the first engagement (``None`` for very large pools).
     single: SingleTable | None
+    #: Per receiving side, inverse-CDF tables for fights over several rounds (``None``: too large).
+    tables: tuple[ReceivedTables | None, ReceivedTables | None]
 
 
 class Pools(Ruleset):
@@ -149,25 +151,30 @@ class Pools(Ruleset):
             flank_shift=int(o["flank_shift"]), target_dash_shift=int(o["target_dash_shift"]),
             rally=bool(o["rally"]),
         )
-        return PoolsPlan(matchup, sides, setup, single_engagement_table(sides, setup))
+        return PoolsPlan(matchup, sides, setup, single_engagement_table(sides, setup), build_tables(sides, setup))
 
     # ---------------------------------------------------------------- kernel
     def simulate(self, plan: PoolsPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int,
                  method: str = "auto") -> Outcomes:
-        """``n`` fights. ``method``: ``"auto"``, ``"multinomial"`` (one engagement only) or ``"binomial"``.
+        """``n`` fights.
 
-        Both methods are exact in distribution; ``auto`` uses the multinomial
-        draw whenever the fight is a single engagement and its table is small.
+        ``method`` (for tests and measurements; all are exact in distribution):
+        ``"multinomial"`` (one multinomial draw over the exact joint table of a
+        single engagement), ``"table"`` (per round and side, one uniform through
+        an inverse-CDF table of (Shaken, unsaved hits)), ``"binomial"`` (per round
+        and side, hits and unsaved hits as two binomial counts). ``"auto"``
+        picks the first that applies (tables exist unless the pools are huge).
         """
         limit = max_rounds if rounds == END else int(rounds)
         fixed = rounds != END
-        if method not in ("auto", "multinomial", "binomial"):
+        if method not in ("auto", "multinomial", "table", "binomial"):
             raise ValueError(f"unknown method {method!r}")
-        if method != "binomial" and limit == 1 and plan.single is not None:
+        if method in ("auto", "multinomial") and limit == 1 and plan.single is not None:
             return run_multinomial(plan.sides, plan.setup, plan.single, n, rng, fixed, limit)
         if method == "multinomial":
             raise ValueError("the multinomial method needs a single engagement with a small table")
-        return run_binomial(plan.sides, plan.setup, n, rng, fixed, limit)
+        tables = None if method == "binomial" else plan.tables
+        return run_rounds(plan.sides, plan.setup, n, rng, fixed, limit, tables)
 
     # ------------------------------------------------------------- reference
     def resolve_one(self, plan: PoolsPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:

@@ -131,7 +131,7 @@ def check_against(out: Outcomes, ex, what):
 
 
 @pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("method", ["multinomial", "binomial"])
+@pytest.mark.parametrize("method", ["multinomial", "table", "binomial"])
 def test_one_engagement_matches_the_binomial_convolution(case, method):
     att, dfn, states, options, by_hand = CASES[case]
     _, plan = sim.build_matchup("pools", att, dfn, states=states, options=options)
@@ -283,12 +283,13 @@ CHAIN_CASES = {
 
 
 @pytest.mark.parametrize("case", list(CHAIN_CASES))
-def test_fights_over_several_rounds_match_the_markov_chain(case):
+@pytest.mark.parametrize("method", ["table", "binomial"])
+def test_fights_over_several_rounds_match_the_markov_chain(case, method):
     att, dfn, states, options, rounds, max_rounds = CHAIN_CASES[case]
     _, plan = sim.build_matchup("pools", att, dfn, states=states, options=options)
     ex = chain(att, dfn, states, options, rounds, max_rounds)
-    out = POOLS.simulate(plan, 100_000, np.random.default_rng(11), rounds, max_rounds)
-    check_chain(out, ex, case)
+    out = POOLS.simulate(plan, 100_000, np.random.default_rng(11), rounds, max_rounds, method=method)
+    check_chain(out, ex, f"{case}/{method}")
 
 
 @pytest.mark.parametrize("case", ["small to the end", "rally, retreat flanking"])

@@ -364,7 +364,7 @@ def test_default_roster_has_the_promised_units():
 def test_kernel_methods_agree_on_deterministic_fights():
     # two stat-0 units that do not charge never roll a die: a tie, every time
     p = plan(unit(attack=0), unit(attack=0), NO_CHARGE)
-    for method in ("multinomial", "binomial"):
+    for method in ("multinomial", "table", "binomial"):
         out = POOLS.simulate(p, 1000, np.random.default_rng(0), 1, 50, method=method).expand()
         assert (out.winner == DRAW).all() and (out.category_attacker == HELD).all()
     # to the end they charge each other from round 2: the fight always ends in destruction or the cap
@@ -394,9 +394,10 @@ def test_kernel_outputs_are_non_negative_integers_with_consistent_categories():
 def test_very_large_pools_use_the_binomial_path():
     big = unit(bases=50, attack=10)
     p = plan(big, big)
-    assert p.single is None
-    out = POOLS.simulate(p, 1000, np.random.default_rng(0), 1, 50)
-    assert out.n_trials == 1000
+    assert p.single is None and p.tables == (None, None)
+    for rounds in (1, 2):
+        out = POOLS.simulate(p, 1000, np.random.default_rng(0), rounds, 50)
+        assert out.n_trials == 1000 and (out.damage_to_attacker <= 50).all()
     with pytest.raises(ValueError):
         POOLS.simulate(p, 10, np.random.default_rng(0), 1, 50, method="multinomial")
 
