@@ -195,21 +195,23 @@ def test_to_the_end_troopers_markov_chain(fast):
 
 @pytest.mark.parametrize("fast", [True, False])
 def test_to_the_end_mixed_squad_markov_chain(fast):
-    # 2 troopers (WS4 S4 T4 I4 A1, two weapons, Sv4+) and a power-fist sergeant (A2, listed last)
-    # charge 4 defenders (WS3 S3 T3 I3 A1, Sv5+).
+    # 2 troopers (WS4 S4 T4 I4 A1, two weapons, Sv4+) and a power-fist sergeant (T5, Sv3+, A2, listed
+    # last) charge 4 defenders (WS3 S3 T3 I3 A1, Sv5+).
     # I4 troopers: hit 3+, wound 3+, save fails 4/6 -> 8/27; attacks 2 + 1 charge each.
-    # I3 defenders: hit 4+ (1/2), wound 5+ (1/3), 4+ save fails 1/2 -> 1/12; troopers die before the sergeant.
+    # I3 defenders: hit 4+ (1/2), wound 5+ (S3 vs T4: 1/3), 4+ save fails 1/2 -> 1/12 while a trooper
+    #   is left (wounds beyond the troopers spill onto the sergeant at that rate); against the sergeant
+    #   alone: wound 6+ (S3 vs T5: 1/6), 3+ save fails 1/3 -> 1/36.
     # Fist: hit 3+, wound 2+ (S8 vs T3) -> 5/9; attacks 2 + 1 charge.
-    att = squad("att", group(2, two_weapons=True, save=4), group(1, a=2, save=4, weapon="power_fist"))
+    att = squad("att", group(2, two_weapons=True, save=4), group(1, a=2, t=5, save=3, weapon="power_fist"))
     dfn = squad("dfn", group(4, ws=3, s=3, t=3, i=3, save=5))
-    p1, p2, p3 = F(8, 27), F(1, 12), F(5, 9)
+    p1, p3 = F(8, 27), F(5, 9)
 
     def step(s, r):
         n1, sg, d = s
         out = {}
         for k1, pk1 in enumerate(pmf(n1 * (3 if r == 1 else 2), p1)):
             d1 = max(d - k1, 0)
-            for u, pu in enumerate(pmf(d1, p2)):
+            for u, pu in enumerate(pmf(d1, F(1, 12) if n1 else F(1, 36))):
                 n1b = max(n1 - u, 0)
                 sgb = sg if u <= n1 else 0
                 for k2, pk2 in enumerate(pmf(sgb * (3 if r == 1 else 2), p3)):
@@ -270,6 +272,9 @@ GRID = [
      squad("d", group(4, save=3, invuln=5, i=1)), {"attacker": {"charging": False}}, {}, "end"),
     (squad("a", group(2, s=5, weapon="power_fist", i=2)),
      squad("d", group(2, t=3, i=3, save=4), group(1, t=5, w=2, i=3, save=2)), {}, {"instant_death": True}, 3),
+    # a mixed defender whose second group has another WS, T and save: later steps roll against it
+    (squad("a", group(3, a=2, i=5, save=5)),
+     squad("d", group(2, ws=3, t=3, i=3, save=6), group(1, ws=5, t=5, w=2, i=3, a=2, save=3)), {}, {}, "end"),
 ]
 
 
