@@ -320,7 +320,7 @@ def nash_equilibrium(payoff: pd.DataFrame) -> pd.Series:
     return out
 
 
-def _nash_support_share(pay: pd.DataFrame, se: pd.DataFrame, replicates: int = 200, seed: int = 0) -> pd.Series:
+def _nash_support_share(pay: pd.DataFrame, se: pd.DataFrame, replicates: int = 100, seed: int = 0) -> pd.Series:
     """Share of payoff tables redrawn within Monte Carlo error whose equilibrium uses each unit."""
     block = _complete_block(pay)
     err = se.reindex(index=block.index, columns=block.columns).fillna(0).to_numpy(float)
@@ -610,7 +610,7 @@ def balance_summary(matrix: Any, *, seed: int = 0) -> BalanceSummary:
     rk = rk.sort_values("strength", ascending=False, kind="mergesort").reset_index(drop=True)
     rk.insert(0, "rank", np.arange(1, len(rk) + 1))
     notes = [f"Nash value {abs(weights.attrs.get('value', float('nan'))):.2e} (0 for a symmetric game); "
-             "support_share: share of 200 payoff tables redrawn within Monte Carlo error whose equilibrium "
+             "support_share: share of 100 payoff tables redrawn within Monte Carlo error whose equilibrium "
              "gives the unit weight.",
              f"Bradley-Terry dispersion {info['dispersion']:.3g} (Pearson chi-square / df; errors widened by "
              "its square root when above 1).",

@@ -351,6 +351,136 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
         click.echo(f"wrote {atomic_write_text(f'{out}/compare.csv', frame_to_csv(frame))}")
 
 
+# ---------------------------------------------------------- balance, report
+def _report_run_options(f: Callable) -> Callable:
+    """Matrix settings of `balance` and `report` (fixed default seed: published numbers are reproducible)."""
+    from .report import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
+
+    f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
+    f = click.option("--workers", type=int, default=1, show_default=True,
+                     help="Local processes (same result for any value).")(f)
+    f = _rounds_option(f)
+    f = click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
+                     help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
+    f = click.option("--max-trials", type=int, default=DEFAULT_MAX_TRIALS, show_default=True,
+                     help="Trial cap per cell.")(f)
+    f = click.option("--half-width", type=float, default=DEFAULT_HALF_WIDTH, show_default=True,
+                     help="Target 95%% half-width of each cell's win probabilities (0.01 = +-1 percentage point).")(f)
+    f = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the matrix run.")(f)
+    f = click.option("--units", type=str, default=None, metavar="A,B,...", help="A subset of the roster's units.")(f)
+    return click.option("--roster", type=str, default=None,
+                        help="Roster file (TOML or CSV); default: the shipped roster.")(f)
+
+
+@cli.command("balance")
+@click.argument("ruleset")
+@_report_run_options
+@click.option("--from-matrix", type=click.Path(exists=True), default=None,
+              help="Use a saved matrix_long.csv (or the folder of `meleelab matrix --out`) instead of simulating.")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Directory for the CSV tables (written atomically).")
+def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, half_width: float, max_trials: int,
+                settings: tuple[str, ...], rounds: str | None, max_rounds: int, workers: int, quiet: bool,
+                from_matrix: str | None, out: str | None) -> None:
+    """Rankings, Nash weights, dominated units, cycles and fair points for a roster.
+
+    Runs the matchup matrix (or reads one with --from-matrix) and prints the
+    tables; --out writes rankings.csv, nash.csv, dominated.csv, cycles.csv,
+    fair_points.csv, points_efficiency.csv, side_averaged.csv, payoff.csv and
+    balance_model.txt (plus matrix_long.csv and matrix.csv when simulated).
+    """
+    from pathlib import Path
+
+    from .balance import balance_summary
+
+    rs = sim.get_ruleset(ruleset)
+    if from_matrix:
+        import pandas as pd
+
+        path = Path(from_matrix)
+        path = path / "matrix_long.csv" if path.is_dir() else path
+        try:
+            frame = pd.read_csv(path, keep_default_na=True)
+        except (OSError, ValueError) as e:
+            raise Failure(f"{path}: cannot read matrix ({e})") from None
+        needed = {"attacker", "defender", "p_attacker", "p_defender", "p_draw"}
+        if not needed <= set(frame.columns):
+            raise Failure(f"{path}: not a matrix_long.csv (needs columns {', '.join(sorted(needed))})")
+        frame.attrs["ruleset"] = rs.id
+        matrix: Any = frame
+        source = str(path)
+    else:
+        from .matrix import matchup_matrix
+
+        ros = _roster_arg(rs.id, roster)
+        states, overrides, options = sim.parse_settings(rs, settings)
+        update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
+        try:
+            matrix = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials, seed=seed,
+                                    rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
+                                    options=options, workers=workers, progress=update, from_text=True)
+        finally:
+            close()
+        source = f"{ros.source}, seed {seed}"
+    summary = balance_summary(matrix)
+    click.echo(f"({source})")
+    click.echo(summary.text())
+    if out:
+        paths = summary.write(out)
+        if not from_matrix:
+            paths += [p for p in matrix.write(out, png=False) if p.suffix == ".csv"]
+        for p in paths:
+            click.echo(f"wrote {p}")
+
+
+@cli.command("report")
+@click.argument("ruleset", required=False)
+@click.option("--all", "all_rulesets", is_flag=True, help="One report per registered ruleset (shipped rosters) + index.")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory.")
+@_report_run_options
+def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | None, units: str | None, seed: int,
+               half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
+               workers: int, quiet: bool) -> int:
+    """A self-contained HTML balance report, a Markdown summary and every CSV for a roster.
+
+    `meleelab report RULESET --out DIR` writes DIR/report.html, summary.md,
+    metadata.json and the CSV tables; `meleelab report --all --out reports/`
+    writes one folder per ruleset (its shipped roster) and reports/index.html.
+    The same seed and settings give byte-identical CSV files.
+    """
+    import time
+
+    from .report import build_report, write_all
+
+    if all_rulesets:
+        if ruleset or roster or units or settings:
+            raise Failure("report --all uses each ruleset's shipped roster: give no RULESET, --roster, --units or --set")
+        result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
+                           half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
+                           workers=workers)
+        click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s (index: {out}/index.html)")
+        for rid, why in result["failed"].items():
+            click.echo(f"not generated: {rid}: {why}", err=True)
+        return 1 if result["failed"] else 0
+    if not ruleset:
+        raise Failure("report: name a RULESET or give --all")
+    rs = sim.get_ruleset(ruleset)
+    ros = _roster_arg(rs.id, roster)
+    states, overrides, options = sim.parse_settings(rs, settings)
+    update, close = _count_bar(quiet, f"{rs.id} report", "cells")
+    start = time.perf_counter()
+    try:
+        rep = build_report(rs, ros, units=_names(units), seed=seed, half_width=half_width, max_trials=max_trials,
+                           rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
+                           workers=workers, progress=update, from_text=True)
+    finally:
+        close()
+    paths = rep.write(out)
+    click.echo(f"{rs.id}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
+               f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files to {out} ({out}/report.html)")
+    return 0
+
+
 def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     import pandas as pd
 
