@@ -328,10 +328,7 @@ class MatchupMatrix:
         matplotlib.use("Agg", force=False)
         from matplotlib.figure import Figure
 
-        try:
-            from .plots import matrix_heatmap
-        except ImportError:  # TEMPORARY until analysis/plots.py lands (Helper B); then this goes
-            matrix_heatmap = _fallback_heatmap
+        from .plots import matrix_heatmap
 
         n = max(len(self.units), 1)
         fig = Figure(figsize=(2.0 + 0.75 * n, 1.5 + 0.65 * n))
@@ -341,20 +338,6 @@ class MatchupMatrix:
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
         return buf.getvalue()
-
-
-def _fallback_heatmap(wide: pd.DataFrame, ax: Any = None) -> Any:
-    # TEMPORARY: a minimal heatmap used only while analysis/plots.py does not exist.
-    import matplotlib.pyplot as plt
-
-    ax = ax or plt.gca()
-    ax.imshow(wide.to_numpy(dtype=float), cmap="RdBu", vmin=0, vmax=1)
-    ax.set_xticks(range(wide.shape[1]), list(wide.columns), rotation=45, ha="right")
-    ax.set_yticks(range(wide.shape[0]), list(wide.index))
-    ax.set_xlabel("defender")
-    ax.set_ylabel("attacker")
-    ax.set_title("P(attacker wins)")
-    return ax
 
 
 def _payoff_var(p_win: float, p_loss: float, n: int) -> float:
