@@ -234,3 +234,26 @@ def test_result_frame_is_tidy_and_consistent():
     assert math.isclose(sum(f.loc[(f"category:{c}", "attacker")].value for c in r.ruleset.outcome_categories), 1)
     row = tally_row(r.tally)
     assert row["trials"] == BLOCK_TRIALS and row["p_attacker"] == r.win["attacker"]
+
+
+# ------------------------------------------------------- every ruleset
+@pytest.mark.parametrize("rid", [rs.id for rs in sim.rulesets()])
+def test_every_registered_ruleset_works_through_the_generic_protocol(rid):
+    from analysis.compare import compare
+    from analysis.sweep import sweep
+
+    rs = sim.get_ruleset(rid)
+    names = sim.default_roster(rid).names[:2]
+    m = matchup_matrix(rid, units=names, half_width=None, max_trials=2000, seed=1)
+    assert m.units and (m.long.trials[m.long.note == ""] == 2000).all()
+    a = m.units[0]
+    f = sim.fight(rid, a, a, trials=2000, seed=1, stream=cell_stream(a, a))
+    assert f.tally.same_as(m.results[(a, a)].tally)
+    row = rs.unit_rows(sim.default_roster(rid).unit(a))[0]
+    field = next(f for f in rs.unit_fields if f.kind == "int" and row.get(f.name) is not None and f.hi is not None
+                 and row[f.name] + 1 <= f.hi)
+    s = sweep(rid, a, field.name, [row[field.name], row[field.name] + 1], [a], trials=2000, seed=1)
+    assert (s.trials == 2000).all()
+    c = compare(rid, a, {field.name: row[field.name] + 1}, [a], trials=2000, seed=1)
+    # compare and sweep address the same stream with the same batches: base = first value, variant = second
+    assert (c.iloc[0]["p_win_base"], c.iloc[0]["p_win_variant"]) == (s.iloc[0]["p_win"], s.iloc[1]["p_win"])
