@@ -129,7 +129,6 @@ def sample_rows(tables: ChainTables, first: bool, state: NDArray[np.int64], rng:
     prob, alias = (tables.prob_first, tables.alias_first) if first else (tables.prob_later, tables.alias_later)
     S = tables.n_states
     x = rng.random(len(state)) * S
-    j = x.astype(np.int64)
-    np.minimum(j, S - 1, out=j)
+    j = x.astype(np.int64)  # < S: u <= 1 - 2**-53 and S * u never rounds up to S
     k = state * S + j
     return np.where(x - j < prob[k], j, alias[k])

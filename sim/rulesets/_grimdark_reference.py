@@ -97,15 +97,17 @@ def resolve_fight(m: Matchup, dice: DiceStream, rounds: Rounds, max_rounds: int)
         r = fought
         # 1. Set up the round: engagement and attacks are fixed now.
         engaged: dict[str, list[Model]] = {}
+        in_base_contact: dict[str, set[int]] = {}
         attacks: dict[int, int] = {}  # id(model) -> attacks this round
         step: dict[int, int] = {}
         for s in sides:
             n_engaged = m.state(s, "engaged")
             living = alive(s)
             engaged[s] = living if n_engaged < 0 else living[:n_engaged]
+            in_base_contact[s] = {id(x) for x in engaged[s]}
             for x in living:
                 grp = squads[s].groups[x.group]
-                in_contact = any(x is y for y in engaged[s])
+                in_contact = id(x) in in_base_contact[s]
                 if in_contact:
                     n = grp.a + (1 if grp.two_weapons else 0)
                     if s == "attacker" and r == 1 and m.state("attacker", "charging"):
@@ -127,8 +129,8 @@ def resolve_fight(m: Matchup, dice: DiceStream, rounds: Rounds, max_rounds: int)
                 target = squads[enemy].groups[targets[enemy][0].group]
                 for g, grp in enumerate(squads[s].groups):
                     strikers = [x for x in targets[s] if x.group == g and step[id(x)] == key]
-                    in_contact = [x for x in strikers if any(x is y for y in engaged[s])]
-                    others = [x for x in strikers if not any(x is y for y in engaged[s])]
+                    in_contact = [x for x in strikers if id(x) in in_base_contact[s]]
+                    others = [x for x in strikers if id(x) not in in_base_contact[s]]
                     for pool, weapon in ((in_contact, grp.weapon), (others, "ccw")):
                         if not pool:
                             continue

@@ -165,22 +165,29 @@ class Grimdark(Ruleset):
         states = np.arange(tables.n_states)
         going_at = (states // nd < Wa) & (states % nd < Wd)
         final = np.zeros(n, np.int64)
-        n_rounds = np.full(n, limit, np.int64)
+        n_rounds = np.zeros(n, np.int64)
         idx = np.arange(n)
         s = np.zeros(n, np.int64)
+        # Rows of finished fights are self-loops, so finished trials may stay in the
+        # working set for a while: it is compacted only when a quarter of it is over.
+        # cnt counts the rounds each trial ended still going: it fought cnt + 1 rounds.
+        cnt = np.zeros(n, np.int64)
         for r in range(1, limit + 1):
             s = sample_rows(tables, r == 1, s, rng)
-            going = going_at[s]
-            if going.all():
-                continue
-            over = ~going
-            ended = idx[over]
-            final[ended], n_rounds[ended] = s[over], r
-            idx, s = idx[going], s[going]
-            if not idx.size:
+            if r == limit:
                 break
-        final[idx] = s
-        return self._outcomes(plan, final // nd, final % nd, n_rounds, rounds)
+            going = going_at[s]
+            n_going = int(np.count_nonzero(going))
+            if n_going == 0:
+                break
+            cnt += going
+            if 4 * (len(s) - n_going) > len(s):
+                over = ~going
+                ended = idx[over]
+                final[ended], n_rounds[ended] = s[over], cnt[over]
+                idx, s, cnt = idx[going], s[going], cnt[going]
+        final[idx], n_rounds[idx] = s, cnt
+        return self._outcomes(plan, final // nd, final % nd, n_rounds + 1, rounds)
 
     @staticmethod
     def _outcomes(plan: GrimdarkPlan, La: np.ndarray, Ld: np.ndarray, n_rounds: np.ndarray,
