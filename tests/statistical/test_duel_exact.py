@@ -1,0 +1,293 @@
+"""``duel``: seeded Monte Carlo against exact values computed here, and kernels against the reference.
+
+Exact values come from this file only: dice enumerated with ``itertools``, the
+order statistics of d6 maxima ``P(max of n <= k) = (k/6)**n`` (checked against the
+enumeration), ``scipy.stats.binom`` for failed Toughness checks, and small absorbing
+Markov chains solved with numpy linear algebra for fights to the end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import sim
+from sim.dice import RandomDice
+from sim.errors import Where
+from sim.outcomes import Outcomes
+from sim.rulesets.duel import RULESET
+from tests.helpers import assert_distribution, assert_mean, assert_proportion, assert_same_distribution
+
+pytestmark = pytest.mark.statistical
+
+N_KERNEL = 200_000
+N_REFERENCE = 20_000
+
+
+def unit(name="U", count=1, wounds=1, toughness=5, ws=3, strength=3, weapon=(3, 1), second=None):
+    m = {"name": name, "count": count, "wounds": wounds, "toughness": toughness, "ws": ws, "strength": strength}
+    if weapon is not None:
+        m["weapon"] = {"strength": weapon[0], "damage": weapon[1]}
+    if second is not None:
+        m["second_weapon"] = {"strength": second[0], "damage": second[1]}
+    return RULESET.parse_unit(m, Where("test", name))
+
+
+def plan_of(a, d, states=None, options=None):
+    return sim.build_matchup("duel", a, d, states=states, options=options)[1]
+
+
+def kernels(plan):
+    """The kernels that can run this plan: the chain (one model a side) and always the general one."""
+    out = [("general", dataclasses.replace(plan, chain=None))]
+    if plan.chain is not None:
+        out.append(("chain", plan))
+    return out
+
+
+def hist(out: Outcomes, values) -> np.ndarray:
+    w = out.weights if out.weights is not None else None
+    return np.bincount(np.asarray(values, np.int64), weights=w).astype(np.int64)
+
+
+# --------------------------------------------------------------- exact helpers
+def p_max_le(n: int, k: int) -> Fraction:
+    """Order statistic of n d6: P(max <= k) = (k/6)^n; a prone side (n = 0) always shows 1."""
+    if n == 0:
+        return Fraction(1 if k >= 1 else 0)
+    return Fraction(k, 6) ** n
+
+
+def p_max_eq(n: int, k: int) -> Fraction:
+    return p_max_le(n, k) - p_max_le(n, k - 1)
+
+
+@lru_cache(maxsize=None)
+def duel_exact(n_a: int, n_d: int, ws_a: int, ws_d: int) -> tuple[Fraction, Fraction, Fraction]:
+    """(P attacker wins, P defender wins, P double loss)."""
+    gt = sum(p_max_eq(n_a, a) * p_max_eq(n_d, d) for a in range(1, 7) for d in range(1, 7) if a > d)
+    lt = sum(p_max_eq(n_a, a) * p_max_eq(n_d, d) for a in range(1, 7) for d in range(1, 7) if a < d)
+    eq = 1 - gt - lt
+    if ws_a != ws_d:
+        return (gt + eq, lt, Fraction(0)) if ws_a > ws_d else (gt, lt + eq, Fraction(0))
+    return gt, lt, eq
+
+
+def test_order_statistics_formula_matches_enumeration():
+    for n in range(1, 5):
+        for k in range(1, 7):
+            count = sum(1 for roll in itertools.product(range(1, 7), repeat=n) if max(roll) <= k)
+            assert Fraction(count, 6 ** n) == p_max_le(n, k)
+
+
+# ------------------------------------------------------------ the duel roll
+@pytest.mark.parametrize("a_count, a_wounds, d_wounds", [(1, 2, 3), (1, 4, 1), (2, 1, 3), (3, 2, 2)])
+def test_duel_roll_win_probability(a_count, a_wounds, d_wounds):
+    # The attacker's hits are instant death (S 6 >= T 5) and ties go to it (higher WS), so
+    # the defender is eliminated in one phase exactly when max(A dice) >= max(D dice).
+    a = unit("A", count=a_count, wounds=a_wounds, ws=4, weapon=(6, 1), toughness=9)
+    d = unit("D", wounds=d_wounds, ws=3, weapon=(1, 1))
+    p = duel_exact(a_count * a_wounds, d_wounds, 4, 3)[0]
+    for name, plan in kernels(plan_of(a, d)):
+        out = RULESET.simulate(plan, N_KERNEL, np.random.default_rng(11), 1, 50)
+        eliminated = hist(out, out.category_defender)[1]
+        assert_proportion(int(eliminated), N_KERNEL, float(p), what=f"{name}: P(attacker wins the duel)")
+        misted = hist(out, out.extras["misted_defender"])
+        assert misted[1] == eliminated  # every loss here is a misting
+
+
+# ------------------------------------------------------- Toughness checks
+def _loss_after_checks(hits: int, wounds: int, dmg: int, p: float, blocked_all: bool) -> np.ndarray:
+    """Exact distribution of wounds lost to ``hits`` checks, plus (prone) one check per lost wound."""
+    out = np.zeros(wounds + 1)
+    for f in range(hits + 1):
+        pf = stats.binom.pmf(f, hits, p)
+        lost = min(f * dmg, wounds)
+        if not blocked_all or lost in (0, wounds):
+            out[lost] += pf
+            continue
+        for f2 in range(lost + 1):  # every yard is blocked: one more check per wound lost
+            out[lost + min(f2 * dmg, wounds - lost)] += pf * stats.binom.pmf(f2, lost, p)
+    return out
+
+
+@pytest.mark.parametrize("a_wounds, dual, d_wounds, toughness, dmg, prone", [
+    (4, False, 3, 6, 1, True),    # T' = 3: p_fail 1/2, blocked yards on every wound
+    (3, True, 5, 5, 2, True),     # +1A: 4 hits, damage 2 capped
+    (5, False, 4, 9, 1, False),   # T' = 6: only a 6 fails
+])
+def test_failed_checks_are_binomial(a_wounds, dual, d_wounds, toughness, dmg, prone):
+    # The defender is prone (counts as 1) or has no dice advantage; the attacker has the higher
+    # WS, so with a prone defender it always wins.
+    a = unit("A", wounds=a_wounds, ws=5, weapon=(3, dmg), second=(3, dmg) if dual else None)
+    d = unit("D", wounds=d_wounds, toughness=toughness, ws=2, weapon=(1, 1))
+    states = {"defender": {"prone": True}} if prone else {"defender": {"space": 0}}
+    t_eff = toughness - 3
+    p_fail = 1 - min(t_eff, 5) / 6
+    hits = a_wounds + dual
+    loss = _loss_after_checks(hits, d_wounds, dmg, p_fail, blocked_all=True)
+    if not prone:
+        n_d = d_wounds
+        win = float(duel_exact(a_wounds, n_d, 5, 2)[0])
+        loss = win * loss
+        loss[0] += 1 - win
+    for name, plan in kernels(plan_of(a, d, states=states)):
+        out = RULESET.simulate(plan, N_KERNEL, np.random.default_rng(5), 1, 50)
+        assert_distribution(hist(out, out.damage_to_defender), loss, what=f"{name}: wounds lost")
+
+
+def test_two_d6_check_probability():
+    # 2d6 <= T' = 7 passes (21/36); the attacker always wins against a prone defender
+    a = unit("A", wounds=1, ws=5, weapon=(2, 1))
+    d = unit("D", wounds=1, toughness=9, ws=2)
+    p_fail = 1 - Fraction(sum(1 for x, y in itertools.product(range(1, 7), repeat=2) if x + y <= 7), 36)
+    plan = plan_of(a, d, states={"defender": {"prone": True}}, options={"toughness_die": "2d6"})
+    for name, pl in kernels(plan):
+        out = RULESET.simulate(pl, N_KERNEL, np.random.default_rng(9), 1, 50)
+        assert_proportion(int(hist(out, out.category_defender)[1]), N_KERNEL, float(p_fail), what=name)
+
+
+# ----------------------------------------------------- hit assignment (ganging)
+@pytest.mark.parametrize("assignment", ["fewest_wounds", "spread"])
+def test_hit_assignment_one_phase(assignment):
+    # Two 2-wound models (4 dice) gang up on one 3-wound model (3 dice, higher WS): when it
+    # wins, its 3 hits at p_fail = 4/6 go to the weakest model (a model falls on >= 2 fails)
+    # or take turns (model 0 gets hits 1 and 3 and falls only if both fail).
+    a = unit("A", count=2, wounds=2, ws=3)
+    d = unit("D", wounds=3, ws=5)
+    p = Fraction(4, 6)
+    p_d_wins = duel_exact(4, 3, 3, 5)[1]
+    if assignment == "fewest_wounds":
+        p_fall = 3 * p ** 2 * (1 - p) + p ** 3
+    else:
+        p_fall = p ** 2
+    out = RULESET.simulate(plan_of(a, d, options={"hit_assignment": assignment}), N_KERNEL,
+                           np.random.default_rng(3), 1, 50)
+    lost = hist(out, out.extras["models_lost_attacker"])
+    assert len(lost) == 2  # never both in one phase
+    assert_proportion(int(lost[1]), N_KERNEL, float(p_d_wins * p_fall), what=assignment)
+
+
+# ---------------------------------------------------------- fights to the end
+def chain_exact(a, d, dual_mode="extra_hit"):
+    """Absorbing Markov chain over (wounds A, wounds D), open ground: P(win A, win D, draw), E[rounds], Var."""
+    def side(u):
+        pair = u.second_weapon is not None and u.second_weapon == u.weapon
+        return dict(w=u.wounds, T=u.toughness, ws=u.ws, S=u.weapon.strength, D=u.weapon.damage,
+                    die=int(pair and dual_mode == "extra_die"), hit=int(pair and dual_mode == "extra_hit"))
+
+    A, Dd = side(a), side(d)
+
+    def loser(hitter, target, hits, w):
+        """{new wounds: prob} of the target after ``hits`` from ``hitter``."""
+        if hitter["S"] >= target["T"]:
+            return {0: 1.0}
+        p = 1 - min(target["T"] - hitter["S"], 5) / 6
+        out = {}
+        for f in range(hits + 1):
+            nw = max(w - f * hitter["D"], 0)
+            out[nw] = out.get(nw, 0.0) + stats.binom.pmf(f, hits, p)
+        return out
+
+    states = [(i, j) for i in range(1, A["w"] + 1) for j in range(1, Dd["w"] + 1)]
+    idx = {s: k for k, s in enumerate(states)}
+    Q = np.zeros((len(states), len(states)))
+    R = np.zeros((len(states), 3))  # absorbed: A wins, D wins, draw
+    for (i, j), k in idx.items():
+        pa, pd, pb = (float(x) for x in duel_exact(i + A["die"], j + Dd["die"], A["ws"], Dd["ws"]))
+        moves = {}
+        for nj, q in loser(A, Dd, i + A["hit"], j).items():
+            moves[(i, nj)] = moves.get((i, nj), 0) + pa * q
+        for ni, q in loser(Dd, A, j + Dd["hit"], i).items():
+            moves[(ni, j)] = moves.get((ni, j), 0) + pd * q
+        for ni, qa in loser(Dd, A, j + Dd["hit"], i).items():
+            for nj, qd in loser(A, Dd, i + A["hit"], j).items():
+                moves[(ni, nj)] = moves.get((ni, nj), 0) + pb * qa * qd
+        for (ni, nj), q in moves.items():
+            if ni > 0 and nj > 0:
+                Q[k, idx[(ni, nj)]] += q
+            else:
+                R[k, 0 if ni > 0 else 1 if nj > 0 else 2] += q
+    N = np.linalg.inv(np.eye(len(states)) - Q)
+    start = idx[(A["w"], Dd["w"])]
+    absorb = (N @ R)[start]
+    t = N @ np.ones(len(states))
+    var = ((2 * N - np.eye(len(states))) @ t - t * t)[start]
+    return absorb, t[start], var
+
+
+CASES = [
+    # (attacker, defender, dual_wield)
+    (unit("A", wounds=3, ws=4, weapon=(3, 1)), unit("D", wounds=2, toughness=6, ws=3, weapon=(4, 2)), "extra_hit"),
+    (unit("A", wounds=2, toughness=5, ws=3, weapon=(3, 1), second=(3, 1)),
+     unit("D", wounds=3, toughness=6, ws=3, weapon=(6, 1)), "extra_hit"),
+    (unit("A", wounds=2, toughness=7, ws=3, weapon=(4, 1), second=(4, 1)),
+     unit("D", wounds=3, toughness=5, ws=3, weapon=(3, 2)), "extra_die"),
+    (unit("A", wounds=3, toughness=6, ws=3, weapon=(4, 1)),
+     unit("D", wounds=2, toughness=6, ws=3, weapon=(3, 1), second=(3, 1)), "extra_hit"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_fight_to_the_end_matches_markov_chain(case):
+    a, d, dual = CASES[case]
+    absorb, mean_rounds, var_rounds = chain_exact(a, d, dual)
+    plan = plan_of(a, d, options={"dual_wield": dual})
+    for name, pl in kernels(plan):
+        out = RULESET.simulate(pl, N_KERNEL, np.random.default_rng(21 + case), "end", 200)
+        wins = hist(out, out.winner)
+        assert_proportion(int(wins[1]), N_KERNEL, absorb[0], what=f"{name}: attacker wins")
+        assert_proportion(int(wins[2]), N_KERNEL, absorb[1], what=f"{name}: defender wins")
+        rounds = hist(out, out.rounds)
+        mean = float((rounds * np.arange(len(rounds))).sum() / N_KERNEL)
+        assert_mean(mean, mean_rounds, var_rounds ** 0.5, N_KERNEL, what=f"{name}: rounds")
+        if a.toughness <= d.weapon.strength:  # the attacker can only fall to instant death
+            assert np.array_equal(hist(out, out.extras["misted_attacker"]),
+                                  hist(out, out.extras["models_lost_attacker"]))
+
+
+# -------------------------------------------------- kernel against reference
+GRID = [
+    # attacker, defender, states, options, rounds
+    (unit("A", wounds=3), unit("D", wounds=2, toughness=6, weapon=(4, 2)), {}, {}, "end"),
+    (unit("A", wounds=2, weapon=(3, 1), second=(3, 1)), unit("D", wounds=4, toughness=7, weapon=(5, 2)),
+     {"attacker": {"space": 1}, "defender": {"space": 0}}, {}, "end"),
+    (unit("A", wounds=3, toughness=4, ws=4, strength=5, weapon=None), unit("D", wounds=3, ws=4, weapon=(4, 1)),
+     {"defender": {"prone": True}, "attacker": {"space": 0}}, {}, 2),
+    (unit("A", wounds=2, weapon=(5, 1), second=(5, 1)), unit("D", wounds=3, toughness=5, weapon=(2, 2)),
+     {"defender": {"space": 2}}, {"dual_wield": "extra_die", "toughness_die": "2d6"}, "end"),
+    (unit("A", wounds=3, weapon=(3, 1)), unit("D", wounds=5, toughness=6, weapon=(3, 1)),
+     {"defender": {"space": 2}, "attacker": {"space": 1}}, {}, "end"),
+    (unit("A", count=3, wounds=2, ws=4), unit("D", count=2, wounds=3, toughness=6, weapon=(4, 1)),
+     {"defender": {"space": 1}}, {}, "end"),
+    (unit("A", count=4, wounds=1, toughness=3, weapon=(2, 1)), unit("D", wounds=4, toughness=5, weapon=(2, 1)),
+     {"attacker": {"space": 0}}, {"hit_assignment": "spread"}, "end"),
+    (unit("A", count=2, wounds=2, toughness=4, weapon=(4, 2), second=(4, 2)),
+     unit("D", count=3, wounds=1, toughness=4, ws=4, weapon=(4, 1)),
+     {"attacker": {"prone": True}, "defender": {"initiative": True}}, {"dual_wield": "both"}, 3),
+]
+
+
+@pytest.mark.parametrize("case", range(len(GRID)))
+def test_kernel_matches_reference_in_distribution(case):
+    a, d, states, options, rounds = GRID[case]
+    plan = plan_of(a, d, states=states, options=options)
+    dice = RandomDice(np.random.default_rng(100 + case))
+    ref = Outcomes.stack([RULESET.resolve_one(plan, dice, rounds, 50) for _ in range(N_REFERENCE)])
+    fields = [("winner", lambda o: o.winner), ("damage A", lambda o: o.damage_to_attacker),
+              ("damage D", lambda o: o.damage_to_defender), ("category A", lambda o: o.category_attacker),
+              ("category D", lambda o: o.category_defender), ("rounds", lambda o: o.rounds),
+              ("misted A", lambda o: o.extras["misted_attacker"]), ("misted D", lambda o: o.extras["misted_defender"]),
+              ("lost A", lambda o: o.extras["models_lost_attacker"]),
+              ("lost D", lambda o: o.extras["models_lost_defender"])]
+    for name, pl in kernels(plan):
+        out = RULESET.simulate(pl, N_KERNEL, np.random.default_rng(200 + case), rounds, 50)
+        assert out.n_trials == N_KERNEL
+        for what, get in fields:
+            assert_same_distribution(hist(out, get(out)), hist(ref, get(ref)), what=f"case {case} {name}: {what}")
