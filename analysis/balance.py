@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,21 +152,21 @@ def side_averaged(matrix: Any) -> pd.DataFrame:
     return out[["unit", "opponent", "p_win", "p_loss", "p_draw", "score", "payoff", "p_win_se", "payoff_se", "roles"]]
 
 
-def payoff_matrix(matrix: Any, value: str = "payoff") -> pd.DataFrame:
+def payoff_matrix(matrix: Any, value: str = "payoff", sa: pd.DataFrame | None = None) -> pd.DataFrame:
     """Unit x opponent table of a side-averaged column (default the antisymmetric payoff)."""
-    sa = side_averaged(matrix)
+    sa = side_averaged(matrix) if sa is None else sa
     units = _units(matrix, long_frame(matrix))
     return sa.pivot(index="unit", columns="opponent", values=value).reindex(index=units, columns=units)
 
 
 # ----------------------------------------------------------------- rankings
-def mean_win_rate(matrix: Any) -> pd.DataFrame:
+def mean_win_rate(matrix: Any, sa: pd.DataFrame | None = None) -> pd.DataFrame:
     """Mean side-averaged win, draw, loss and score against the other units, with 95% intervals.
 
     Mirror matches are excluded. The standard error is that of a mean of
     independent cell estimates; intervals are normal, clipped to [0, 1].
     """
-    sa = side_averaged(matrix)
+    sa = side_averaged(matrix) if sa is None else sa
     sa = sa[sa["unit"] != sa["opponent"]]
     units = _units(matrix, long_frame(matrix))
     rows = []
@@ -299,10 +300,18 @@ def nash_equilibrium(payoff: pd.DataFrame) -> pd.Series:
         Weight per unit (sums to 1); ``.attrs["value"]`` the game value.
     """
     block = _complete_block(payoff)
-    a = block.to_numpy(float)
+    out = pd.Series(np.nan, index=payoff.index, name="weight")
+    if len(block) == 0:
+        return out
+    x, value = _solve_game(block.to_numpy(float))
+    out[block.index] = x
+    out.attrs["value"] = value
+    return out
+
+
+def _solve_game(a: np.ndarray) -> tuple[np.ndarray, float]:
+    """Row player's equilibrium mix and the value of the zero-sum game with payoff ``a``."""
     k = len(a)
-    if k == 0:
-        return pd.Series(np.nan, index=payoff.index, name="weight")
     c = np.zeros(k + 1)
     c[-1] = -1.0
     a_ub = np.hstack([-a.T, np.ones((k, 1))])
@@ -313,11 +322,7 @@ def nash_equilibrium(payoff: pd.DataFrame) -> pd.Series:
         raise RuntimeError(f"linprog failed: {res.message}")
     x = np.clip(res.x[:k], 0, None)
     x[x < 1e-9] = 0.0
-    x = x / x.sum()
-    out = pd.Series(np.nan, index=payoff.index, name="weight")
-    out[block.index] = x
-    out.attrs["value"] = float(res.x[-1])
-    return out
+    return x / x.sum(), float(res.x[-1])
 
 
 def _nash_support_share(pay: pd.DataFrame, se: pd.DataFrame, replicates: int = 100, seed: int = 0) -> pd.Series:
@@ -330,8 +335,7 @@ def _nash_support_share(pay: pd.DataFrame, se: pd.DataFrame, replicates: int = 1
     for _ in range(replicates):
         noise = rng.standard_normal(a.shape) * err
         noise = np.triu(noise, 1) - np.triu(noise, 1).T  # keep the table antisymmetric
-        w = nash_equilibrium(pd.DataFrame(a + noise, index=block.index, columns=block.columns))
-        hits += w.to_numpy() > 1e-6
+        hits += _solve_game(a + noise)[0] > 1e-6
     out = pd.Series(np.nan, index=pay.index, name="support_share")
     out[block.index] = hits / replicates
     return out
@@ -342,7 +346,8 @@ def _bonferroni(m: int) -> float:
     return float(stats.norm.ppf(1 - 0.025 / max(m, 1)))
 
 
-def dominated_units(matrix: Any, z: float = Z, z_better: float | None = None) -> pd.DataFrame:
+def dominated_units(matrix: Any, z: float = Z, z_better: float | None = None, *,
+                    sa: pd.DataFrame | None = None) -> pd.DataFrame:
     """Units weakly dominated by another unit on side-averaged payoff.
 
     ``j`` dominates ``i`` when, against every unit k (i and j included), j's
@@ -358,8 +363,9 @@ def dominated_units(matrix: Any, z: float = Z, z_better: float | None = None) ->
         ``unit, dominated_by, strictly`` (strictly: significantly better against
         every unit), one row per dominated unit, dominators joined by ``"; "``.
     """
-    pay = payoff_matrix(matrix)
-    se = payoff_matrix(matrix, "payoff_se").fillna(0)
+    sa = side_averaged(matrix) if sa is None else sa
+    pay = payoff_matrix(matrix, sa=sa)
+    se = payoff_matrix(matrix, "payoff_se", sa=sa).fillna(0)
     block = _complete_block(pay)
     names = list(block.index)
     k = len(names)
@@ -382,7 +388,7 @@ def dominated_units(matrix: Any, z: float = Z, z_better: float | None = None) ->
     return pd.DataFrame(rows, columns=["unit", "dominated_by", "strictly"])
 
 
-def intransitive_triples(matrix: Any, z: float | None = None) -> pd.DataFrame:
+def intransitive_triples(matrix: Any, z: float | None = None, *, sa: pd.DataFrame | None = None) -> pd.DataFrame:
     """Rock-paper-scissors cycles: a beats b, b beats c, c beats a (side-averaged).
 
     "Beats" means a side-averaged payoff above ``z`` standard errors (above 0
@@ -390,8 +396,9 @@ def intransitive_triples(matrix: Any, z: float | None = None) -> pd.DataFrame:
     K (K-1) / 2 pairs, so noise between near-equal units does not make cycles.
     Each cycle is listed once, starting with the unit that comes first in the roster.
     """
-    pay = payoff_matrix(matrix)
-    se = payoff_matrix(matrix, "payoff_se").fillna(0)
+    sa = side_averaged(matrix) if sa is None else sa
+    pay = payoff_matrix(matrix, sa=sa)
+    se = payoff_matrix(matrix, "payoff_se", sa=sa).fillna(0)
     names = list(pay.index)
     z = _bonferroni(len(names) * (len(names) - 1) // 2) if z is None else z
     a = pay.to_numpy(float)
@@ -409,15 +416,29 @@ def intransitive_triples(matrix: Any, z: float | None = None) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- points
+def _lines(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Theil-Sen lines of each row of ``x``, ``y``: (slopes, intercepts); NaN without spread in x.
+
+    The slope is the median of the pairwise slopes (pairs with equal x left out),
+    the intercept the median of ``y - slope * x``: the estimator of
+    ``scipy.stats.theilslopes``, vectorised over rows for the bootstrap.
+    """
+    x = np.atleast_2d(x)
+    y = np.atleast_2d(y)
+    i, j = np.triu_indices(x.shape[1], 1)
+    dx = x[:, j] - x[:, i]
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # rows without spread: NaN line
+        slopes = np.where(dx != 0, (y[:, j] - y[:, i]) / np.where(dx != 0, dx, 1.0), np.nan)
+        slope = np.nanmedian(slopes, axis=1) if slopes.shape[1] else np.full(len(x), np.nan)
+        intercept = np.nanmedian(y - slope[:, None] * x, axis=1)
+    return slope, intercept
+
+
 def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Theil-Sen line (slope, intercept); NaN when x has no spread."""
-    i, j = np.triu_indices(len(x), 1)
-    dx = x[j] - x[i]
-    keep = dx != 0
-    if not keep.any():
-        return np.nan, np.nan
-    slope = float(np.median((y[j] - y[i])[keep] / dx[keep]))  # the estimator of scipy.stats.theilslopes
-    return slope, float(np.median(y - slope * x))
+    """One Theil-Sen line (slope, intercept)."""
+    b, a = _lines(x, y)
+    return float(b[0]), float(a[0])
 
 
 def fair_points(matrix: Any, *, replicates: int = 500, seed: int = 0,
@@ -458,17 +479,16 @@ def fair_points(matrix: Any, *, replicates: int = 500, seed: int = 0,
     # bootstrap: the other units resampled for the line, strengths redrawn from their sampling distribution
     rng = np.random.default_rng(seed)
     chol = np.linalg.cholesky(info["cov"] + 1e-12 * np.eye(len(s)))
+    s_boot = s + rng.standard_normal((replicates, len(s))) @ chol.T
     boot = np.full((replicates, len(s)), np.nan)
     bad = 0
-    for r in range(replicates):
-        s_r = s + chol @ rng.standard_normal(len(s))
-        for i, o in enumerate(others):
-            b_r, a_r = _line(*_resample(logp, s_r, o, rng))
-            if b_r > 0:
-                with np.errstate(over="ignore"):
-                    boot[r, i] = math.exp(min((s_r[i] - a_r) / b_r, 700.0))
-            else:
-                bad += 1
+    for i, o in enumerate(others):
+        pick = rng.choice(o, size=(replicates, len(o)))
+        b_r, a_r = _lines(logp[pick], np.take_along_axis(s_boot, pick, axis=1))
+        ok = b_r > 0
+        bad += int((~ok).sum())
+        with np.errstate(all="ignore"):
+            boot[ok, i] = np.exp(np.minimum((s_boot[ok, i] - a_r[ok]) / b_r[ok], 700.0))
     note = (f"roster line beta = {beta:.4f} logit per log-point, alpha = {alpha:.4f}, "
             f"{len(idx)} units with points; {replicates} bootstrap replicates")
     if bad:
@@ -476,7 +496,8 @@ def fair_points(matrix: Any, *, replicates: int = 500, seed: int = 0,
     if not beta > 0:
         note += "; beta <= 0: strength does not rise with points, so no fair cost can be suggested"
     enough = np.isfinite(boot).sum(axis=0) >= max(10, replicates // 2)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no interval, by design
         lo = np.where(enough, np.nanpercentile(np.where(np.isfinite(boot), boot, np.nan), 2.5, axis=0), np.nan)
         hi = np.where(enough, np.nanpercentile(np.where(np.isfinite(boot), boot, np.nan), 97.5, axis=0), np.nan)
         value = np.where(priced, s - (alpha + beta * logp), np.nan)
@@ -488,14 +509,10 @@ def fair_points(matrix: Any, *, replicates: int = 500, seed: int = 0,
     return out
 
 
-def _resample(x: np.ndarray, y: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    pick = rng.choice(rows, size=len(rows))
-    return x[pick], y[pick]
-
-
-def points_efficiency(matrix: Any, fair: pd.DataFrame | None = None) -> pd.DataFrame:
+def points_efficiency(matrix: Any, fair: pd.DataFrame | None = None, rates: pd.DataFrame | None = None
+                      ) -> pd.DataFrame:
     """Score per 100 points and value for money (fair points / points) per unit with points."""
-    rates = mean_win_rate(matrix)
+    rates = mean_win_rate(matrix) if rates is None else rates
     fair = fair_points(matrix) if fair is None else fair
     pts = _points(matrix)
     out = rates[["unit", "score", "win_rate"]].copy()
@@ -595,16 +612,16 @@ def balance_summary(matrix: Any, *, seed: int = 0) -> BalanceSummary:
     else:
         ruleset = getattr(matrix.ruleset, "id", None) or str(matrix.ruleset)
     sa = side_averaged(matrix)
-    pay = payoff_matrix(matrix)
-    pay_se = payoff_matrix(matrix, "payoff_se")
-    rates = mean_win_rate(matrix)
+    pay = payoff_matrix(matrix, sa=sa)
+    pay_se = payoff_matrix(matrix, "payoff_se", sa=sa)
+    rates = mean_win_rate(matrix, sa=sa)
     bt, info = bradley_terry(matrix, full=True)
     weights = nash_equilibrium(pay)
     share = _nash_support_share(pay, pay_se, seed=seed)
     nash = pd.DataFrame({"unit": units, "weight": weights.reindex(units).to_numpy(),
                          "support_share": share.reindex(units).to_numpy()})
     fair = fair_points(matrix, seed=seed, bt=(bt, info))
-    eff = points_efficiency(matrix, fair)
+    eff = points_efficiency(matrix, fair, rates)
     rk = rates.merge(bt.rename(columns={"lo": "strength_lo", "hi": "strength_hi", "se": "strength_se"}), on="unit")
     rk["nash_weight"] = rk["unit"].map(dict(zip(nash["unit"], nash["weight"])))
     rk = rk.sort_values("strength", ascending=False, kind="mergesort").reset_index(drop=True)
@@ -625,5 +642,5 @@ def balance_summary(matrix: Any, *, seed: int = 0) -> BalanceSummary:
              "where it is better by a Bonferroni-corrected margin; cycle edges are Bonferroni-corrected over pairs.\n"
              + FAIR_POINTS_MODEL)
     adv = {k: float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
-    return BalanceSummary(ruleset, units, rk, sa, pay, bt, nash, dominated_units(matrix), intransitive_triples(matrix),
+    return BalanceSummary(ruleset, units, rk, sa, pay, bt, nash, dominated_units(matrix, sa=sa), intransitive_triples(matrix, sa=sa),
                           fair, eff, adv, model, notes)

@@ -67,8 +67,7 @@ def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | N
     norm = TwoSlopeNorm(vmin=0.0, vcenter=0.5, vmax=1.0)
     import matplotlib
 
-    cmap = matplotlib.colormaps[_CMAP].copy()
-    cmap.set_bad("#d9d9d9")
+    cmap = matplotlib.colormaps[_CMAP].with_extremes(bad="#d9d9d9")  # grey: not fought
     image = ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto")
     small = max(wide.shape) > 10
     for (i, j), v in np.ndenumerate(values):
@@ -112,6 +111,7 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
         err = np.array([[p[i] - ci[k][0] for i, k in enumerate(keys)], [ci[k][1] - p[i] for i, k in enumerate(keys)]])
         ax.bar(range(3), p, yerr=err, capsize=4, color=[WIN, DRAW, LOSS])
         ax.set_xticks(range(3), labels)
+        ax.set_xlabel("result")
         ax.set_title(title or f"{data.attacker} (attacker) vs {data.defender} (defender), {data.trials:,} fights")
         ax.set_ylabel("probability")
         ax.set_ylim(0, 1)
@@ -122,11 +122,13 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
         series = [("win", frame["win_rate"], WIN, "win_rate"), ("draw", frame["draw_rate"], DRAW, None),
                   ("loss", frame["loss_rate"], LOSS, None)]
         default_title = "Mean win / draw / loss against the roster (side-averaged, 95% intervals)"
+        xlabel = "unit"
     else:
         names = [f"{a} vs {d}" for a, d in zip(frame["attacker"], frame["defender"])]
         series = [("attacker wins", frame["p_attacker"], WIN, "p_attacker"),
                   ("draw", frame["p_draw"], DRAW, "p_draw"), ("defender wins", frame["p_defender"], LOSS, "p_defender")]
         default_title = "Win / draw / loss per matchup (95% intervals)"
+        xlabel = "matchup (attacker vs defender)"
     x = np.arange(len(names))
     width = 0.27
     for k, (label, values, colour, col) in enumerate(series):
@@ -138,6 +140,7 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
         ax.bar(x + (k - 1) * width, values, width, yerr=err, capsize=2 if err is not None else 0, color=colour,
                label=label)
     ax.set_xticks(x, names, rotation=45 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("probability")
     ax.set_ylim(0, 1)
     ax.set_title(title or default_title)
