@@ -257,3 +257,12 @@ def test_every_registered_ruleset_works_through_the_generic_protocol(rid):
     c = compare(rid, a, {field.name: row[field.name] + 1}, [a], trials=2000, seed=1)
     # compare and sweep address the same stream with the same batches: base = first value, variant = second
     assert (c.iloc[0]["p_win_base"], c.iloc[0]["p_win_variant"]) == (s.iloc[0]["p_win"], s.iloc[1]["p_win"])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_reports_every_cell(workers):
+    calls: list[tuple[int, int]] = []
+    matchup_matrix("mecha", units=["AFS", "Nutrocker", "Gustav"], seed=1, workers=workers,
+                   progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (9, 9)
+    assert all(t == 9 for _, t in calls) and [d for d, _ in calls] == sorted(d for d, _ in calls)
