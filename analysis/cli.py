@@ -179,7 +179,7 @@ def _names(text: str | None) -> list[str] | None:
 @click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
 @click.option("--units", type=str, default=None, metavar="A,B,...", help="A subset of the roster's units, in order.")
 @click.option("--half-width", type=float, default=0.005, show_default=True,
-              help="Target 95%% half-width of each cell's win probabilities (0.005 = +-0.5 percentage points).")
+              help="Target 95% half-width of each cell's win probabilities (0.005 = +-0.5 percentage points).")
 @click.option("--max-trials", type=int, default=2_000_000, show_default=True, help="Trial cap per cell.")
 @_common_run_options
 def matrix_cmd(ruleset: str, roster: str | None, units: str | None, half_width: float, max_trials: int,
@@ -226,7 +226,8 @@ _ALL = "\0all"
               help="The field of UNIT to vary and its integer range, inclusive (defence=1..6).")
 @click.option("--roster", "roster", is_flag=False, flag_value=_ALL, default=None, metavar="[FILE]",
               help="Without OPPONENT: sweep against every unit of the roster. With a FILE: that roster.")
-@click.option("--roster-file", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
+@click.option("--roster-file", type=str, default=None,
+              help="Roster file (TOML or CSV), same as --roster FILE; default: the shipped roster.")
 @click.option("--side", type=click.Choice(["attacker", "defender"]), default="attacker", show_default=True,
               help="UNIT's role.")
 @click.option("--trials", type=int, default=262_144, show_default=True, help="Fights per value and opponent.")
@@ -365,7 +366,7 @@ def _report_run_options(f: Callable) -> Callable:
     f = click.option("--max-trials", type=int, default=DEFAULT_MAX_TRIALS, show_default=True,
                      help="Trial cap per cell.")(f)
     f = click.option("--half-width", type=float, default=DEFAULT_HALF_WIDTH, show_default=True,
-                     help="Target 95%% half-width of each cell's win probabilities (0.01 = +-1 percentage point).")(f)
+                     help="Target 95% half-width of each cell's win probabilities (0.01 = +-1 percentage point).")(f)
     f = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the matrix run.")(f)
     f = click.option("--units", type=str, default=None, metavar="A,B,...", help="A subset of the roster's units.")(f)
     return click.option("--roster", type=str, default=None,
