@@ -15,7 +15,14 @@ and rolled against one target profile, so the unsaved wounds are
 compose into one); applying them is ``min(L + u, W)``, or a table lookup when
 instant death can skip the rest of a model's wounds.
 
-Interpretations where the spec is silent (also in the designer's notes):
+Per-fight changes (``--set``): ``attacker.ws=5`` changes that field in every
+group of the squad, ``attacker.2.ws=5`` in group 2 only (groups numbered from 1
+in listed order), ``attacker.models=6`` the size of a homogeneous squad
+(``attacker.2.count=2`` for a group). States: ``attacker.charging`` (default
+true), ``defender.in_cover`` (default false), ``attacker.engaged`` /
+``defender.engaged`` (default -1 = all); option ``instant_death`` (default true).
+
+Interpretations where the spec is silent:
 
 * ``engaged`` (state, per side): models in base contact at the start of each
   round, ``-1`` (default) = all. The engaged ones are the first alive models in
