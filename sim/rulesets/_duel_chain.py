@@ -214,30 +214,31 @@ def build_chain(plan: DuelPlan) -> Chain | None:
 
 
 def simulate_chain(plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
-    """``n`` one-model-a-side fights: one uniform per fight and phase, outcomes returned weighted."""
+    """``n`` one-model-a-side fights: one uniform per fight and phase, outcomes returned weighted.
+
+    Fights are exchangeable, so only the states of the fights still going are kept;
+    each finished fight is recorded by its final state and the phase it ended in.
+    """
     ch: Chain = plan.chain
     limit = max_rounds if rounds == END else int(rounds)
-    state = np.full(n, ch.start, np.int32)
-    n_rounds = np.zeros(n, np.int32)
-    act = np.arange(n)
+    stride = limit + 1
+    st = np.full(n, ch.start, np.int32)
+    codes = []
     for r in range(1, limit + 1):
-        st = state[act]
-        u = rng.random(act.size) * ch.row_len[st]
+        u = rng.random(st.size) * ch.row_len[st]
+        # floor(u * K) <= K - 1 for u < 1 in IEEE round-to-nearest, so no guard is needed
         j = u.astype(np.int64)
-        frac = u - j
-        # u < 1 so j < row_len; guard the float edge anyway
-        j = np.minimum(j, ch.row_len[st].astype(np.int64) - 1)
         k = ch.row_start[st] + j
-        nxt = np.where(frac < ch.alias_prob[k], ch.next_main[k], ch.next_alias[k])
-        state[act] = nxt
-        n_rounds[act] = r
-        act = act[~ch.terminal[nxt]]
-        if act.size == 0:
+        nxt = np.where(u - j < ch.alias_prob[k], ch.next_main[k], ch.next_alias[k])
+        over = ch.terminal[nxt]
+        codes.append(nxt[over].astype(np.int64) * stride + r)
+        st = nxt[~over]
+        if st.size == 0:
             break
-    code = state.astype(np.int64) * (limit + 1) + n_rounds
-    counts = np.bincount(code)
+    codes.append(st.astype(np.int64) * stride + limit)  # still going after the last phase
+    counts = np.bincount(np.concatenate(codes))
     nz = np.flatnonzero(counts)
-    s, rr = nz // (limit + 1), nz % (limit + 1)
+    s, rr = nz // stride, nz % stride
     remaining = (ch.wounds[0][s], ch.wounds[1][s])
     alive = ((remaining[0] > 0).astype(np.int64), (remaining[1] > 0).astype(np.int64))
     return make_outcomes(plan, remaining, alive, (ch.misted[0][s], ch.misted[1][s]), rr, rounds, limit,

@@ -35,31 +35,51 @@ _SORT_BIG = 1 << 20
 def simulate_general(plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
     """``n`` fights, one Python loop iteration per round (and per combat / model within it)."""
     limit = max_rounds if rounds == END else int(rounds)
-    W = [np.full((n, s.count), s.wounds, np.int32) for s in plan.sides]
-    SP = [np.full((n, s.count), 0 if s.prone else (_BIG_SPACE if s.space is None else s.space), np.int32)
+    # final per-trial results; fights still going are carried in the compact active arrays
+    remaining = [np.zeros(n, np.int64), np.zeros(n, np.int64)]
+    alive = [np.zeros(n, np.int64), np.zeros(n, np.int64)]
+    misted_out = [np.zeros(n, np.int64), np.zeros(n, np.int64)]
+    n_rounds = np.full(n, limit, np.int64)
+    w = [np.full((n, s.count), s.wounds, np.int32) for s in plan.sides]
+    sp = [np.full((n, s.count), 0 if s.prone else (_BIG_SPACE if s.space is None else s.space), np.int32)
           for s in plan.sides]
-    misted = [np.zeros(n, np.int32), np.zeros(n, np.int32)]
-    n_rounds = np.zeros(n, np.int64)
+    mi = [np.zeros(n, np.int32), np.zeros(n, np.int32)]
     act = np.arange(n)
     for r in range(1, limit + 1):
-        if act.size == 0:
-            break
-        w = [W[0][act], W[1][act]]
-        sp = [SP[0][act], SP[1][act]]
-        mi = [misted[0][act], misted[1][act]]
         _combat_phase(plan, rng, w, sp, mi)
         for i in (0, 1):
             if plan.sides[i].count > 1:
-                # keep the standing models first, in listed order (stable)
-                order = np.argsort(w[i] == 0, axis=1, kind="stable")
-                w[i] = np.take_along_axis(w[i], order, axis=1)
-                sp[i] = np.take_along_axis(sp[i], order, axis=1)
-            W[i][act], SP[i][act], misted[i][act] = w[i], sp[i], mi[i]
-        n_rounds[act] = r
-        act = act[(w[0][:, 0] > 0) & (w[1][:, 0] > 0)]
-    remaining = (W[0].sum(1), W[1].sum(1))
-    alive = ((W[0] > 0).sum(1), (W[1] > 0).sum(1))
-    return make_outcomes(plan, remaining, alive, (misted[0], misted[1]), n_rounds, rounds, limit)
+                w[i], sp[i] = _compact(w[i], sp[i])
+        over = (w[0][:, 0] == 0) | (w[1][:, 0] == 0)
+        if r == limit:
+            over[:] = True
+        done = act[over]
+        for i in (0, 1):
+            remaining[i][done] = w[i][over].sum(1)
+            alive[i][done] = (w[i][over] > 0).sum(1)
+            misted_out[i][done] = mi[i][over]
+        n_rounds[done] = r
+        keep = ~over
+        act = act[keep]
+        if act.size == 0:
+            break
+        w = [w[0][keep], w[1][keep]]
+        sp = [sp[0][keep], sp[1][keep]]
+        mi = [mi[0][keep], mi[1][keep]]
+    return make_outcomes(plan, (remaining[0], remaining[1]), (alive[0], alive[1]), (misted_out[0], misted_out[1]),
+                         n_rounds, rounds, limit)
+
+
+def _compact(w: NDArray, sp: NDArray) -> tuple[NDArray, NDArray]:
+    """Move the standing models to the first columns, keeping their listed order."""
+    up = w > 0
+    n_up = up.sum(1, keepdims=True)
+    dest = np.where(up, np.cumsum(up, axis=1) - 1, n_up + np.cumsum(~up, axis=1) - 1)
+    rows = np.arange(w.shape[0])[:, None]
+    out_w, out_sp = np.empty_like(w), np.empty_like(sp)
+    out_w[rows, dest] = w
+    out_sp[rows, dest] = sp
+    return out_w, out_sp
 
 
 def _combat_phase(plan: DuelPlan, rng: np.random.Generator, W: list[NDArray], SP: list[NDArray],
@@ -69,25 +89,74 @@ def _combat_phase(plan: DuelPlan, rng: np.random.Generator, W: list[NDArray], SP
     standing = [(W[0] > 0).sum(1), (W[1] > 0).sum(1)]
     pairs = np.minimum(standing[0], standing[1])
     start = [W[0].copy(), W[1].copy()]  # wounds at the start of the roll (pairing and hits)
-    for k in range(min(counts)):
-        rows = np.flatnonzero(pairs > k)
-        if rows.size == 0:
-            break
-        memb = []
-        for i in (0, 1):
-            cols = np.arange(counts[i])
-            if k == 0:
-                # combat 0: the first models plus every left-over standing model
-                m = (cols == 0) | ((cols >= pairs[rows, None]) & (start[i][rows] > 0))
-            else:
-                m = np.broadcast_to(cols == k, (rows.size, counts[i]))
-            memb.append(m)
-        _resolve_combat(plan, rng, rows, memb, W, SP, misted, start)
+    K = min(counts)
+    if K > 1:
+        # combats 1..pairs-1 are one model against one (column k against column k): all at once
+        r_idx, k_idx = np.nonzero(pairs[:, None] > np.arange(1, K))
+        if r_idx.size:
+            cols = k_idx + 1
+            w = [W[0][r_idx, cols], W[1][r_idx, cols]]
+            sp = [SP[0][r_idx, cols], SP[1][r_idx, cols]]
+            mist = _single_combats(plan, rng, w, sp)
+            for i in (0, 1):
+                W[i][r_idx, cols] = w[i]
+                SP[i][r_idx, cols] = sp[i]
+                misted[i] += np.bincount(r_idx, weights=mist[i], minlength=W[i].shape[0]).astype(misted[i].dtype)
+    # combat 0: the first models plus every left-over standing model (ganging up)
+    memb = []
+    for i in (0, 1):
+        cols = np.arange(counts[i])
+        memb.append((cols == 0) | ((cols >= pairs[:, None]) & (start[i] > 0)))
+    _resolve_combat(plan, rng, np.arange(W[0].shape[0]), memb, W, SP, misted, start)
+
+
+def _single_combats(plan: DuelPlan, rng: np.random.Generator, w: list[NDArray], sp: list[NDArray]) -> list[NDArray]:
+    """Many one-against-one combats (1-D arrays of wounds and space, updated in place); returns misted flags."""
+    result = []
+    for i, s in enumerate(plan.sides):
+        result.append(np.ones(w[i].size, np.int8) if s.prone else max_of_d6(rng, w[i] + s.extra_die))
+    loses = _losers(plan, result)
+    hits = [w[0] + plan.sides[0].extra_hit, w[1] + plan.sides[1].extra_hit]  # wounds at the start of the roll
+    mist = [np.zeros(w[0].size, np.int64), np.zeros(w[1].size, np.int64)]
+    took = [np.zeros(w[0].size, w[0].dtype), np.zeros(w[1].size, w[1].dtype)]
+    for j in (0, 1):
+        hitter = 1 - j
+        sel = np.flatnonzero(loses[j])
+        if plan.instant[hitter]:
+            mist[j][sel] = 1
+            w[j][sel] = 0
+            continue
+        fails = rng.binomial(hits[hitter][sel], plan.p_fail[hitter])
+        loss = np.minimum(fails * plan.sides[hitter].hit_damage, w[j][sel])
+        w[j][sel] -= loss
+        took[j][sel] = loss
+    for j in (0, 1):
+        hitter = 1 - j
+        moving = (took[j] > 0) & (w[j] > 0)
+        if not moving.any():
+            continue
+        backed = np.where(moving, np.minimum(took[j], sp[j]), 0)  # prone sides have no space
+        blocked = np.where(moving, took[j] - backed, 0)
+        sp[j] -= backed
+        if blocked.any():
+            fails = rng.binomial(blocked, plan.p_fail[hitter])
+            w[j] -= np.minimum(fails * plan.sides[hitter].hit_damage, w[j])
+    return mist
+
+
+def _losers(plan: DuelPlan, result: list[NDArray]) -> list[NDArray]:
+    """Per side: lost the duel roll (higher result wins, then higher WS, then both lose)."""
+    s0, s1 = plan.sides
+    tie = result[0] == result[1]
+    if s0.ws > s1.ws:
+        return [~tie & (result[0] < result[1]), (result[0] > result[1]) | tie]
+    if s0.ws < s1.ws:
+        return [(result[0] < result[1]) | tie, ~tie & (result[0] > result[1])]
+    return [(result[0] < result[1]) | tie, (result[0] > result[1]) | tie]
 
 
 def _resolve_combat(plan: DuelPlan, rng: np.random.Generator, rows: NDArray, memb: list[NDArray],
                     W: list[NDArray], SP: list[NDArray], misted: list[NDArray], start: list[NDArray]) -> None:
-    s0, s1 = plan.sides
     w0 = [np.where(memb[i], start[i][rows], 0) for i in (0, 1)]
     result = []
     for i, s in enumerate(plan.sides):
@@ -96,13 +165,7 @@ def _resolve_combat(plan: DuelPlan, rng: np.random.Generator, rows: NDArray, mem
         else:
             dice = (w0[i] + s.extra_die * (w0[i] > 0)).sum(1)
             result.append(max_of_d6(rng, dice))
-    tie = result[0] == result[1]
-    if s0.ws > s1.ws:
-        loses = [~tie & (result[0] < result[1]), ~tie & (result[0] > result[1]) | tie]
-    elif s0.ws < s1.ws:
-        loses = [~tie & (result[0] < result[1]) | tie, ~tie & (result[0] > result[1])]
-    else:
-        loses = [(result[0] < result[1]) | tie, (result[0] > result[1]) | tie]
+    loses = _losers(plan, result)
     hits = [(w0[i] + plan.sides[i].extra_hit * (w0[i] > 0)).sum(1) for i in (0, 1)]
     took = [None, None]
     for j in (0, 1):
@@ -146,7 +209,10 @@ def _apply_hits(plan: DuelPlan, rng: np.random.Generator, hitter: int, W: NDArra
     if fewest or n_targets.max(initial=0) <= 1:
         # every failed check goes to the current weakest model: only the number of fails matters
         fails = rng.binomial(H, p)
-        order = np.argsort(np.where(targets, W * 64 + col, _SORT_BIG), axis=1, kind="stable")
+        if n_targets.max(initial=0) <= 1:
+            order = np.argmax(targets, axis=1)[:, None]
+        else:
+            order = np.argsort(np.where(targets, W * 64 + col, _SORT_BIG), axis=1, kind="stable")
         for t in range(int(n_targets.max(initial=0))):
             cidx = order[:, t]
             w = W[row[:, 0], cidx]
