@@ -129,6 +129,12 @@ class Pools(Ruleset):
     )
 
     # ------------------------------------------------------------ validation
+    def unit_rows(self, unit: PoolsUnit) -> list[dict[str, Any]]:
+        """One display row; the save shown as a designer writes it (``5+``; none: blank)."""
+        row = self.unit_to_dict(unit)
+        row["save"] = None if unit.save is None else f"{unit.save}+"
+        return [row]
+
     def prepare(self, matchup: Matchup) -> PoolsPlan:
         if matchup.state("attacker", "charge") and matchup.state("attacker", "dash"):
             raise MatchupError(

@@ -407,3 +407,8 @@ def test_overrides_are_validated():
         sim.build_matchup("pools", "Line Infantry", "Spear Wall", overrides={"attacker": {"save": 9}})
     m, _ = sim.build_matchup("pools", "Line Infantry", "Spear Wall", overrides={"attacker": {"save": None}})
     assert m.attacker.save is None and dataclasses.replace(m.attacker, save=5).save == 5
+
+
+def test_unit_rows_show_saves_as_written():
+    rows = POOLS.unit_rows(unit(save=4)) + POOLS.unit_rows(unit())
+    assert rows[0]["save"] == "4+" and rows[1]["save"] is None
