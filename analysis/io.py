@@ -22,6 +22,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        # mkstemp creates 0600 files; published reports must be readable like any other file
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         try:
