@@ -351,18 +351,48 @@ def run_multinomial(sides, setup: RoundSetup, table: SingleTable, n: int, rng: n
     return _finish(sides, st, np.ones(m, np.int64), limit, fixed_rounds, weights=counts[k].astype(np.int64))
 
 
+def _first_round_by_cells(sides, setup: RoundSetup, table: SingleTable, n: int, rng: np.random.Generator):
+    """Round 1 of ``n`` fights as one multinomial draw over its exact table.
+
+    Returns the settled distinct cells (a :class:`_State` over cells), their
+    trial counts, and which cells end the fight.
+    """
+    counts = rng.multinomial(n, table.probs)
+    k = np.flatnonzero(counts)
+    cells = _State.start(sides, setup, len(k))
+    cells.shaken = [table.shaken[0][k].copy(), table.shaken[1][k].copy()]
+    _settle(sides, cells, (table.unsaved[0][k], table.unsaved[1][k]))
+    return cells, counts[k].astype(np.int64), cells.destroyed[0] | cells.destroyed[1]
+
+
 def run_rounds(sides, setup: RoundSetup, n: int, rng: np.random.Generator, fixed_rounds: bool, limit: int,
-               tables=None) -> Outcomes:
+               tables=None, single: SingleTable | None = None) -> Outcomes:
     """Engagements until a unit is destroyed or ``limit`` rounds, for ``n`` trials.
 
     Each round, per receiving side, draws (Shaken by the check, unsaved hits):
     from ``tables`` (one uniform per side and trial) where given, otherwise as
     hits ~ Binomial(pool, p_hit) and unsaved ~ Binomial(hits, p_fail_save).
+
+    With ``single`` (the exact table of round 1), round 1 is one multinomial
+    draw: the fights it ends are returned as weighted cells, and only the
+    others are expanded into one row per trial (``np.repeat`` of their cells;
+    trials are exchangeable, so their order does not matter) for round 2 on.
     """
-    out = _State.start(sides, setup, n)
-    st = _State.start(sides, setup, n)
-    rounds_fought = np.zeros(n, np.int64)
     r = 0
+    early = None
+    if single is not None and limit > 1:
+        cells, counts, over = _first_round_by_cells(sides, setup, single, n, rng)
+        early = _finish(sides, _subset(cells, over), np.ones(int(over.sum()), np.int64), limit, fixed_rounds,
+                        weights=counts[over])
+        going = np.repeat(np.flatnonzero(~over), counts[~over])
+        n = len(going)
+        st = _subset(cells, going)
+        st.idx = np.arange(n)
+        r = 1
+    else:
+        st = _State.start(sides, setup, n)
+    out = _State.start(sides, setup, n)
+    rounds_fought = np.full(n, r, np.int64)
     while st.idx.size and r < limit:
         r += 1
         att = 0 if r % 2 == 1 else 1
@@ -389,4 +419,23 @@ def run_rounds(sides, setup: RoundSetup, n: int, rng: np.random.Generator, fixed
             st.keep(~over, r == limit)
     if st.idx.size:  # fights that reached the last round
         st.store(out)
-    return _finish(sides, out, rounds_fought, limit, fixed_rounds)
+    rest = _finish(sides, out, rounds_fought, limit, fixed_rounds)
+    return rest if early is None else _concat(early, rest)
+
+
+def _subset(st: _State, pick: NDArray) -> _State:
+    """The trials (or cells) ``pick`` (a mask or indices) of ``st``, every field."""
+    sub = [(f, getattr(st, f)) for f in ("wl", "damage", "shaken", "retreated", "destroyed", "lost")]
+    return _State(np.arange(len(st.idx))[pick], *[[a[0][pick], a[1][pick]] for _, a in sub])
+
+
+def _concat(a: Outcomes, b: Outcomes) -> Outcomes:
+    """Weighted rows of ``a`` followed by those of ``b`` (unweighted rows count once)."""
+    wa = a.weights if a.weights is not None else np.ones(len(a), np.int64)
+    wb = b.weights if b.weights is not None else np.ones(len(b), np.int64)
+    cat = np.concatenate
+    return Outcomes(cat([a.winner, b.winner]), cat([a.damage_to_attacker, b.damage_to_attacker]),
+                    cat([a.damage_to_defender, b.damage_to_defender]),
+                    cat([a.category_attacker, b.category_attacker]), cat([a.category_defender, b.category_defender]),
+                    cat([a.rounds, b.rounds]), cat([a.capped, b.capped]),
+                    {k: cat([a.extras[k], b.extras[k]]) for k in a.extras}, weights=cat([wa, wb]))

@@ -166,10 +166,11 @@ class Pools(Ruleset):
 
         ``method`` (for tests and measurements; all are exact in distribution):
         ``"multinomial"`` (one multinomial draw over the exact joint table of a
-        single engagement), ``"table"`` (per round and side, one uniform through
-        an inverse-CDF table of (Shaken, unsaved hits)), ``"binomial"`` (per round
-        and side, hits and unsaved hits as two binomial counts). ``"auto"``
-        picks the first that applies (tables exist unless the pools are huge).
+        single engagement), ``"table"`` (round 1 by that multinomial draw, then
+        per round and side one uniform through an inverse-CDF table of (Shaken,
+        unsaved hits)), ``"binomial"`` (per round and side, hits and unsaved hits
+        as two binomial counts). ``"auto"`` picks the first that applies (the
+        tables exist unless the pools are huge).
         """
         limit = max_rounds if rounds == END else int(rounds)
         fixed = rounds != END
@@ -179,8 +180,9 @@ class Pools(Ruleset):
             return run_multinomial(plan.sides, plan.setup, plan.single, n, rng, fixed, limit)
         if method == "multinomial":
             raise ValueError("the multinomial method needs a single engagement with a small table")
-        tables = None if method == "binomial" else plan.tables
-        return run_rounds(plan.sides, plan.setup, n, rng, fixed, limit, tables)
+        if method == "binomial":
+            return run_rounds(plan.sides, plan.setup, n, rng, fixed, limit)
+        return run_rounds(plan.sides, plan.setup, n, rng, fixed, limit, plan.tables, plan.single)
 
     # ------------------------------------------------------------- reference
     def resolve_one(self, plan: PoolsPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
