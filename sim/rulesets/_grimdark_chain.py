@@ -93,21 +93,45 @@ def round_matrix(plan, first: bool) -> NDArray[np.float64]:
 
 
 def _alias(P: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Walker/Vose alias tables of each row of ``P`` (rows renormalised)."""
+    """Walker/Vose alias tables of every row of ``P`` at once (rows renormalised).
+
+    Vose's pairing of one "small" column (q < 1) with one "large" column per row
+    and iteration, vectorised across rows: each iteration settles one small
+    column in every row that still has one, so at most K iterations.
+    """
     S, K = P.shape
+    q = P * (K / P.sum(axis=1, keepdims=True))
     prob = np.ones((S, K))
     alias = np.tile(np.arange(K), (S, 1))
-    for r in range(S):
-        q = P[r] * (K / P[r].sum())
-        small = [j for j in range(K) if q[j] < 1.0]
-        large = [j for j in range(K) if q[j] >= 1.0]
-        while small and large:
-            s, g = small.pop(), large.pop()
-            prob[r, s], alias[r, s] = q[s], g
-            q[g] -= 1.0 - q[s]
-            (small if q[g] < 1.0 else large).append(g)
-        for j in small + large:  # rounding leftovers are certain
-            prob[r, j] = 1.0
+    rows = np.arange(S)
+    is_small = q < 1.0
+    # per-row stacks of small and large columns (small ones first in a stable order)
+    order = np.argsort(~is_small, axis=1, kind="stable")
+    n_small = is_small.sum(axis=1)
+    small = np.where(np.arange(K) < n_small[:, None], order, 0)
+    large = np.zeros((S, K), np.int64)
+    n_large = K - n_small
+    for r in range(S):  # the large columns of each row, in a stack of their own
+        large[r, :n_large[r]] = order[r, n_small[r]:]
+    while True:
+        act = rows[(n_small > 0) & (n_large > 0)]
+        if not act.size:
+            break
+        n_small[act] -= 1
+        n_large[act] -= 1
+        sm = small[act, n_small[act]]
+        lg = large[act, n_large[act]]
+        prob[act, sm] = q[act, sm]
+        alias[act, sm] = lg
+        q[act, lg] -= 1.0 - q[act, sm]
+        now_small = q[act, lg] < 1.0
+        a1, l1 = act[now_small], lg[now_small]
+        small[a1, n_small[a1]] = l1
+        n_small[a1] += 1
+        a2, l2 = act[~now_small], lg[~now_small]
+        large[a2, n_large[a2]] = l2
+        n_large[a2] += 1
+    # columns left on either stack hold (up to rounding) exactly 1: certain
     return prob.ravel(), alias.ravel()
 
 

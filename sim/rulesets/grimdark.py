@@ -40,6 +40,7 @@ Interpretations where the spec is silent:
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -218,10 +219,26 @@ class Grimdark(Ruleset):
         return "Troopers", "Troopers", {}, END
 
 
+#: Chain tables by matchup content, so that the plan copies a worker unpickles for
+#: each task of one matchup build them once per process (bounded, oldest dropped).
+_CHAIN_CACHE: OrderedDict[tuple, ChainTables | None] = OrderedDict()
+_CHAIN_CACHE_SIZE = 64
+
+
 def _chain(plan: GrimdarkPlan) -> ChainTables | None:
     """The plan's chain tables, built once per process (None when the chain does not apply)."""
     if "chain" not in plan.cache:
-        plan.cache["chain"] = chain_tables(plan)
+        m = plan.matchup
+        key = (m.attacker, m.defender,
+               tuple(sorted((side, tuple(sorted(v.items()))) for side, v in m.states.items())),
+               tuple(sorted(m.options.items())))
+        if key in _CHAIN_CACHE:
+            _CHAIN_CACHE.move_to_end(key)
+        else:
+            _CHAIN_CACHE[key] = chain_tables(plan)
+            if len(_CHAIN_CACHE) > _CHAIN_CACHE_SIZE:
+                _CHAIN_CACHE.popitem(last=False)
+        plan.cache["chain"] = _CHAIN_CACHE[key]
     return plan.cache["chain"]
 
 
