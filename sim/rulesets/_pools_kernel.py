@@ -295,11 +295,12 @@ class _State:
 
     def store(self, into: "_State", mask: NDArray[np.bool_] | None = None) -> None:
         """Copy the results of (the ``mask`` part of) these trials into the full-size ``into``."""
-        where = self.idx if mask is None else self.idx[mask]
+        pick = None if mask is None else np.flatnonzero(mask)  # few finish per round: gather by index
+        where = self.idx if pick is None else self.idx[pick]
         for f in self.REPORTED:
             src, dst = getattr(self, f), getattr(into, f)
             for s in (0, 1):
-                dst[s][where] = src[s] if mask is None else src[s][mask]
+                dst[s][where] = src[s] if pick is None else src[s][pick]
 
 
 def _settle(sides, st: _State, unsaved) -> None:
