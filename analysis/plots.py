@@ -296,20 +296,27 @@ def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | Non
         lo = frame["fair_lo"].to_numpy(float)
         hi = frame["fair_hi"].to_numpy(float)
         flagged = frame["flagged"].to_numpy(bool)
-        err = np.clip(np.vstack([y - lo, hi - y]), 0, None)
-        err = np.nan_to_num(err)
+        err = np.nan_to_num(np.clip(np.vstack([y - lo, hi - y]), 0, None), posinf=0.0)
+        err[0] = np.minimum(err[0], 0.999 * y)  # keep log-scale bars above zero
         for mask, colour, label in ((~flagged, WIN, "within uncertainty"), (flagged, LOSS, "flagged: re-cost")):
             if mask.any():
                 ax.errorbar(x[mask], y[mask], yerr=err[:, mask], fmt="o", color=colour, ecolor=colour, capsize=3,
                             label=label)
         for xi, yi, name in zip(x, y, frame["unit"]):
             ax.annotate(str(name), (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
-        top = float(np.nanmax(np.concatenate([x, y, hi[np.isfinite(hi)]]))) * 1.08
-        ax.plot([0, top], [0, top], color="black", lw=0.8, ls="--", label="fair = actual")
-        ax.set_xlim(0, top)
-        ax.set_ylim(0, top)
+        # log-log: fair costs are multiplicative; very long interval tails (a weak points-strength
+        # line) may leave the frame
+        finite = np.concatenate([x, y])
+        finite = finite[np.isfinite(finite) & (finite > 0)]
+        lo_lim = float(finite.min()) / 1.5
+        hi_lim = float(finite.max()) * 1.5
+        ax.plot([lo_lim, hi_lim], [lo_lim, hi_lim], color="black", lw=0.8, ls="--", label="fair = actual")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo_lim, hi_lim)
+        ax.set_ylim(lo_lim, hi_lim)
         ax.legend(fontsize=8, loc="upper left")
-    ax.set_xlabel("actual points")
-    ax.set_ylabel("suggested fair points (95% interval)")
+    ax.set_xlabel("actual points (log scale)")
+    ax.set_ylabel("suggested fair points, 95% interval (log scale)")
     ax.set_title(title or "Points: actual vs fair")
     return ax

@@ -50,6 +50,9 @@ DEFAULT_HALF_WIDTH = 0.01
 #: minute or two on two cores; ask for more with ``--max-trials`` / ``--half-width``.
 DEFAULT_MAX_TRIALS = 32_768
 
+#: Fights per curve of the time-to-resolution plot (fought to the end).
+TO_THE_END_TRIALS = 8_192
+
 #: Section ids of report.html, in order (tests check each one is there).
 SECTIONS = ("overview", "rules", "settings", "units", "matrix", "rankings", "outcomes", "nash", "dominance",
             "cycles", "fair-points", "matchup", "provenance", "files")
@@ -69,6 +72,8 @@ class Report:
         The report's own settings (seed, half_width, max_trials, rounds...).
     featured : tuple of (str, str) or None
         The matchup shown in detail (the ruleset's benchmark pair, else the most even pair).
+    to_the_end : list of FightResult
+        The featured attacker against every unit with ``rounds="end"``: rounds-to-resolution curves.
     elapsed : float
         Seconds spent building (not written to files, which stay deterministic).
     """
@@ -79,6 +84,8 @@ class Report:
     balance: BalanceSummary
     settings: dict[str, Any]
     featured: tuple[str, str] | None = None
+    #: The featured attacker against each unit, fought to the end (time-to-kill curves).
+    to_the_end: list[FightResult] = field(default_factory=list)
     elapsed: float = 0.0
     _png: dict[str, bytes] = field(default_factory=dict, repr=False)
 
@@ -174,12 +181,13 @@ class Report:
         res = self.featured_result
         if res is not None:
             att = self.featured[0]
-            curves = [m.results[(att, d)] for d in m.units if (att, d) in m.results]
+            curves = self.to_the_end or [m.results[(att, d)] for d in m.units if (att, d) in m.results]
+            cap = self.matrix.settings.get("max_rounds")
             draw += [
                 ("featured_wdl", (6.4, 4.0), lambda ax: plots.wdl_bars(res, ax=ax)),
                 ("damage", (6.4, 4.0), lambda ax: plots.damage_distributions(res, ax=ax)),
-                ("rounds", (6.4, 4.4), lambda ax: plots.rounds_curve(
-                    curves, ax=ax, title=f"Rounds to resolution: {att} attacking each unit (cumulative)")),
+                ("rounds", (7.0, 4.8), lambda ax: plots.rounds_curve(
+                    curves, ax=ax, title=f"{att} attacking each unit, fought to the end (cap {cap} rounds)")),
             ]
         for name, size, fn in draw:
             self._png[name] = _render(fn, size)
@@ -334,6 +342,25 @@ def _featured(rs: Ruleset, matrix: Any, balance: BalanceSummary) -> tuple[str, s
     return pair if pair in matrix.results else next(iter(matrix.results), None)
 
 
+def _to_the_end(rs: Ruleset, ros: Roster, matrix: Any, attacker: str, max_rounds: int, trials: int,
+                states: Any, overrides: Any, options: Any, from_text: bool) -> list[FightResult]:
+    """``attacker`` against every unit with ``rounds="end"`` on streams of their own (same root seed)."""
+    from sim.rng import stable_key
+
+    root = np.random.SeedSequence(matrix.provenance["seed_entropy"], spawn_key=tuple(matrix.provenance["spawn_key"]))
+    out = []
+    for d in matrix.units:
+        if (attacker, d) not in matrix.results:
+            continue
+        try:
+            out.append(sim.fight(rs, attacker, d, trials=trials, seed=root, rounds="end", max_rounds=max_rounds,
+                                 states=states, overrides=overrides, options=options, roster=ros, from_text=from_text,
+                                 stream=(stable_key("to the end"), stable_key(attacker), stable_key(d))))
+        except sim.MeleelabError:  # a pair that cannot fight to the end is left out of the curves
+            continue
+    return out
+
+
 def build_report(
     ruleset: str | Ruleset,
     roster: Roster | str | Path | None = None,
@@ -390,6 +417,9 @@ def build_report(
                 "states": _plain(states or {}), "overrides": _plain(overrides or {}), "options": _plain(options or {})}
     report = Report(rs, ros, matrix, balance, settings)
     report.featured = _featured(rs, matrix, balance)
+    if report.featured:
+        report.to_the_end = _to_the_end(rs, ros, matrix, report.featured[0], int(max_rounds),
+                                        min(int(max_trials), TO_THE_END_TRIALS), states, overrides, options, from_text)
     report.elapsed = time.perf_counter() - start
     return report
 
