@@ -201,15 +201,13 @@ def squad_to_dict(squad: Squad) -> dict[str, Any]:
 
 
 def squad_rows(squad: Squad) -> list[dict[str, Any]]:
-    """One display row per group: unit, points (first row), group label and profile (saves as ``"3+"``)."""
+    """One display row per group: squad name, points (first row), group label, count and profile."""
     rows = []
     for k, g in enumerate(squad.groups):
-        row: dict[str, Any] = {"unit": squad.name, "points": squad.points if k == 0 else None,
+        row: dict[str, Any] = {"name": squad.name, "points": squad.points if k == 0 else None,
                                "group": g.name or ("" if len(squad.groups) == 1 else f"group {k + 1}"),
                                "count": g.count}
         row.update({f: getattr(g, f) for f in _PROFILE_NAMES})
-        for f in ("save", "invuln"):  # shown as a designer writes them: 3+ (none: blank)
-            row[f] = None if row[f] is None else f"{row[f]}+"
         rows.append(row)
     return rows
 

@@ -82,7 +82,7 @@ def test_homogeneous_shorthand_and_groups():
     assert [g.count for g in b.groups] == [4, 1] and b.groups[1].weapon == "power_fist" and b.models == 5
     assert b.groups[1].name == "Sarge" and b.points is None
     rows = rs.unit_rows(b)
-    assert len(rows) == 2 and rows[1]["group"] == "Sarge" and rows[0]["unit"] == "B"
+    assert len(rows) == 2 and rows[1]["group"] == "Sarge" and rows[0]["name"] == "B"
     # unit_to_dict is the inverse of parse_unit
     assert rs.parse_unit(rs.unit_to_dict(b), Where("x")) == b
 
