@@ -269,8 +269,8 @@ GRID = [
     (unit("A", count=4, wounds=1, toughness=3, weapon=(2, 1)), unit("D", wounds=4, toughness=5, weapon=(2, 1)),
      {"attacker": {"space": 0}}, {"hit_assignment": "spread"}, "end"),
     (unit("A", count=2, wounds=2, toughness=4, weapon=(4, 2), second=(4, 2)),
-     unit("D", count=3, wounds=1, toughness=4, ws=4, weapon=(4, 1)),
-     {"attacker": {"prone": True}, "defender": {"initiative": True}}, {"dual_wield": "both"}, 3),
+     unit("D", count=3, wounds=1, toughness=6, ws=4, weapon=(4, 1)),
+     {"defender": {"prone": True, "initiative": True}}, {"dual_wield": "both"}, 3),
 ]
 
 
