@@ -11,6 +11,24 @@ instant death (misted) when ``S >= T``. A surviving loser backs away a yard per
 wound lost and takes one more hit per yard it cannot back. Fights run to the end
 by default.
 
+Interpretations beyond ``duel.md`` (each a default a designer can see in the code):
+
+- One round is one combat phase. Wounds, space used and deaths carry over; ``prone``
+  holds for the whole fight.
+- ``initiative`` is a per-side flag (``defender.initiative=true`` or
+  ``attacker.initiative=false`` hand it to the defender; both true is an error).
+  With pairing in listed order and left-overs joining the first combat, the
+  pairing is the same whichever side pairs, so it does not change the odds.
+- "+1A" (``dual_wield = "extra_hit"``) also applies in a double loss: the model
+  strikes then too. Identical weapons = same Strength, Damage and set of
+  abilities. A ``second_weapon`` needs a ``weapon``. Abilities are carried as data.
+- ``space`` is per model and used up: each yard backed is gone for later phases.
+  The hits of blocked yards do not push the model back again.
+- ``spread`` gives one hit to each standing loser in listed order, round after
+  round; ``fewest_wounds`` gives each hit to the standing loser with the fewest
+  wounds (ties: listed order).
+- ``toughness_die = "2d6"``: pass on a total <= T - S, a double six always fails.
+
 Modules: ``_duel_units`` (profiles and validation), ``_duel_plan`` (shared numbers
 and outcome assembly), ``_duel_reference`` (the scalar reference), ``_duel_kernel``
 (the general vectorised kernel) and ``_duel_chain`` (the one-model-a-side fast kernel).
