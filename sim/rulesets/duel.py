@@ -16,7 +16,7 @@ Interpretations beyond ``duel.md`` (each a default a designer can see in the cod
 - One round is one combat phase. Wounds, space used and deaths carry over; ``prone``
   holds for the whole fight.
 - ``initiative`` is a per-side flag (``defender.initiative=true`` or
-  ``attacker.initiative=false`` hand it to the defender; both true is an error).
+  ``attacker.initiative=false`` hand it to the defender; setting both alike is an error).
   With pairing in listed order and left-overs joining the first combat, the
   pairing is the same whichever side pairs, so it does not change the odds.
 - "+1A" (``dual_wield = "extra_hit"``) also applies in a double loss: the model
