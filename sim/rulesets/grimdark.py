@@ -61,6 +61,14 @@ __all__ = ["Grimdark", "RULESET"]
 
 
 class Grimdark(Ruleset):
+    """Squad against squad: strike steps by cover, Initiative and power fists; casualties after each step.
+
+    Units are :class:`~sim.rulesets._grimdark_units.Squad` objects; states
+    ``charging`` (attacker), ``in_cover`` (defender), ``engaged`` (both, -1 =
+    all); option ``instant_death``; extras ``models_lost_attacker`` and
+    ``models_lost_defender`` (distributions reported).
+    """
+
     id = "grimdark"
     title = "Squad close combat with initiative steps (1998 science-fantasy wargame, 3rd ed.)"
     source = "001_ae2f5c5f2d6c01fb.txt: close-combat chapter (Russian translation)"
