@@ -17,6 +17,7 @@ Two exact samplers share one settlement step:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -198,11 +199,20 @@ class ReceivedTables:
     guide: NDArray[np.int64]          # shape (rows, GUIDE), absolute cell numbers
     max_pool: int
     thresholds: tuple[int, ...]
+    #: Rounds 2+: the row for (round attacker, hitter's wounds left, hitter Shaken, hitter retreated,
+    #: receiver retreated), flattened in that order (see :func:`later_rows`).
+    later: NDArray[np.int64] | None = None
+
+    def row_of(self, pool: NDArray, threshold: NDArray) -> NDArray[np.int64]:
+        return np.searchsorted(np.asarray(self.thresholds), threshold) * (self.max_pool + 1) + pool
 
     def sample(self, pool: NDArray, threshold: NDArray, rng: np.random.Generator):
         """Per trial: (check failed, unsaved hits) for the incoming pools."""
-        t_index = np.searchsorted(np.asarray(self.thresholds), threshold)
-        row = t_index * (self.max_pool + 1) + pool
+        return self.sample_rows(self.row_of(pool, threshold), rng)
+
+    def sample_rows(self, row: NDArray[np.int64], rng: np.random.Generator):
+        """Per trial: (check failed, unsaved hits) for the given table rows."""
+        pool = row % (self.max_pool + 1)
         u = rng.random(len(row))
         cell = self.guide[row, (u * GUIDE).astype(np.int64)]
         step = np.flatnonzero(self.cum[cell] <= u)
@@ -253,8 +263,35 @@ def build_tables(sides: tuple[SideStats, SideStats], setup: RoundSetup):
     for s in (0, 1):
         o = 1 - s
         max_pool = (sides[o].attack + 1) * sides[o].bases
-        out.append(received_tables(sides[s], max_pool, possible_thresholds(setup, o)))
+        tables = received_tables(sides[s], max_pool, possible_thresholds(setup, o))
+        if tables is not None:
+            tables = dataclasses.replace(tables, later=later_rows(sides, setup, s, tables))
+        out.append(tables)
     return tuple(out)
+
+
+def later_rows(sides: tuple[SideStats, SideStats], setup: RoundSetup, s: int, tables: ReceivedTables):
+    """Table rows of receiver ``s`` in rounds 2+, for every state that matters to them.
+
+    From round 2 the hitter's pool depends only on who attacks this round, its
+    wounds left, its Shaken status and (as the round's defender) whether it
+    retreated last round; the threshold only on whether the receiver, as the
+    round's defender, retreated. Index: ``(((att * (W + 1) + wl) * 2 + shaken)
+    * 2 + hitter_retreated) * 2 + receiver_retreated`` with ``W`` the hitter's
+    starting wounds.
+    """
+    o = 1 - s
+    hitter = sides[o]
+    full = hitter.bases * hitter.wounds
+    att, wl, shaken, ret_o, ret_s = np.meshgrid(np.arange(2), np.arange(full + 1), np.arange(2), np.arange(2),
+                                                np.arange(2), indexing="ij")
+    flanked_o = (att != o) & (ret_o == 1)
+    flanked_s = (att != s) & (ret_s == 1)
+    bases = (wl + hitter.wounds - 1) // hitter.wounds
+    per_base = (att == o).astype(np.int64) - ((att != o) & hitter.vehicle) - shaken - flanked_o
+    pool = pool_size(hitter.attack, bases, per_base)
+    threshold = np.clip(4 + setup.flank_shift * flanked_s, 2, 6)
+    return tables.row_of(pool, threshold).ravel().astype(np.int64)
 
 
 # ------------------------------------------------------------ settlement
@@ -400,18 +437,27 @@ def run_rounds(sides, setup: RoundSetup, n: int, rng: np.random.Generator, fixed
         if r > 1 and setup.rally:
             # rally: the Shaken unit recovers at the start of its own turn as attacker
             st.shaken[att] = np.zeros(st.idx.size, bool)
-        pools, thresholds = _round_numbers(sides, setup, r, st.wl, st.shaken, st.retreated)
-        unsaved = [None, None]
+        fast = r > 1 and tables is not None and tables[0] is not None and tables[1] is not None
+        if not fast:
+            pools, thresholds = _round_numbers(sides, setup, r, st.wl, st.shaken, st.retreated)
+        unsaved, broken = [None, None], [None, None]
         for s in (0, 1):  # side s receives the other side's pool
             o = 1 - s
-            if tables is not None and tables[s] is not None:
+            if fast:
+                # rounds 2+: the table row straight from the state (see later_rows)
+                key = ((((att * (sides[o].bases * sides[o].wounds + 1) + st.wl[o]) * 2 + st.shaken[o]) * 2
+                        + st.retreated[o]) * 2 + st.retreated[s])
+                broke, unsaved[s] = tables[s].sample_rows(tables[s].later[key], rng)
+            elif tables is not None and tables[s] is not None:
                 broke, unsaved[s] = tables[s].sample(pools[o], thresholds[o], rng)
             else:
                 hits = rng.binomial(pools[o], p_hit(thresholds[o]))
                 broke = hits >= sides[s].courage
                 pf = sides[s].p_fail_save
                 unsaved[s] = hits if pf >= 1.0 else rng.binomial(hits, pf)
-            st.shaken[s] = st.shaken[s] | broke
+            broken[s] = broke
+        for s in (0, 1):  # new Shaken status counts from the next roll on, not for the pools just rolled
+            st.shaken[s] = st.shaken[s] | broken[s]
         _settle(sides, st, unsaved)
         rounds_fought[st.idx] = r
         over = st.destroyed[0] | st.destroyed[1]
