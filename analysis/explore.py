@@ -77,6 +77,11 @@ def unit_stats(ruleset: str | Ruleset, unit: Any) -> dict[str, int]:
     return out
 
 
+def _text(value: Any) -> str:
+    """A value as ``--set`` text (booleans lower-case)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -295,6 +300,25 @@ class Explorer:
         options = {name: wid.value for name, wid in self._options.items()}
         return {"ruleset": rs.id, "attacker": c["attacker"].value, "defender": c["defender"].value,
                 "states": states, "overrides": overrides, "options": options, "rounds": c["rounds"].value}
+
+    def command(self) -> str:
+        """The ``meleelab fight`` command line that repeats the current fight."""
+        import shlex
+
+        s = self.settings()
+        items = [f"{side}.{k}={_text(v)}" for side, kv in s["states"].items() for k, v in kv.items()
+                 if v != get_ruleset(s["ruleset"]).state_field(k).default_for(side)]
+        items += [f"{side}.{k}={_text(v)}" for side, kv in s["overrides"].items() for k, v in kv.items()]
+        rs = get_ruleset(s["ruleset"])
+        items += [f"{k}={_text(v)}" for k, v in s["options"].items() if v != rs.option_field(k).default]
+        parts = ["meleelab", "fight", rs.id, s["attacker"], s["defender"], "--trials", str(self.trials)]
+        if self.seed is not None:
+            parts += ["--seed", str(self.seed)]
+        if s["rounds"] != rs.default_rounds:
+            parts += ["--rounds", str(s["rounds"])]
+        for item in items:
+            parts += ["--set", item]
+        return shlex.join(parts)
 
     def set(self, **values: Any) -> None:
         """Set widgets by name without triggering updates: ``attacker="AFS"``, ``**{"defender.evading": True}``.
