@@ -1,18 +1,27 @@
 """Vectorised kernel of the ``pools`` ruleset (see :mod:`sim.rulesets.pools`).
 
-Two exact samplers share one settlement step:
+Only counts matter to the rules (hits received, how many stay unsaved), so no
+die is rolled one by one. Three exact samplers share one settlement step:
 
-* **binomial** (any number of rounds): per round and per side, hits ~
-  Binomial(pool, p_hit) and unsaved hits ~ Binomial(hits, p_fail_save), arrays
-  over the trials still fighting. Only the *counts* matter to the rules, so
-  counting successes replaces rolling each die.
-* **multinomial** (a single engagement, the default ``rounds = 1``): from a
-  fixed start, each side's result is the pair (Shaken after the check, unsaved
-  hits received), and the two sides are independent. Their joint distribution
-  is computed exactly in :func:`single_engagement_table`; the numbers of ``n``
-  trials that end in each cell are then one multinomial draw, a few hundred
-  random numbers per block instead of two binomials per trial. The kernel
-  settles each distinct cell once and returns it with its count as weight.
+* **multinomial** (one engagement, the default ``rounds = 1``): from the fixed
+  start, each side's result is the pair (Shaken by the check, unsaved hits
+  received), and the two sides are independent. Their joint distribution is
+  computed exactly (:func:`single_engagement_table`: binomial hits, thinned by
+  binomial saves); the numbers of the ``n`` trials that end in each cell are one
+  multinomial draw, a few hundred binomials per block whatever ``n``. Each
+  distinct cell is settled once and returned with its count as weight.
+* **table** (fights over several rounds): round 1 is that multinomial draw;
+  the fights it does not end are expanded to one row each, and every later
+  round draws, per receiving side, one uniform through an inverse-CDF table of
+  (Shaken by the check, unsaved hits) for its incoming pool and hit threshold
+  (:class:`ReceivedTables`, guide-table search). From round 2 the table row is
+  looked up directly from the state (:func:`later_rows`).
+* **binomial** (the general fallback, e.g. pools too large to tabulate): per
+  round and side, hits ~ Binomial(pool, p_hit), unsaved ~ Binomial(hits,
+  p_fail_save).
+
+The tables are computed in floating point from log-factorials; every sampler
+is exact in distribution up to that rounding (relative errors ~1e-13).
 """
 
 from __future__ import annotations
@@ -25,11 +34,11 @@ from numpy.typing import NDArray
 
 from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 
-__all__ = ["SideStats", "RoundSetup", "SingleTable", "single_engagement_table", "run_multinomial",
-           "run_binomial", "DESTROYED", "RETREATED", "HELD"]
+__all__ = ["SideStats", "RoundSetup", "SingleTable", "ReceivedTables", "single_engagement_table", "build_tables",
+           "run_multinomial", "run_rounds", "pool_size", "p_hit", "DESTROYED", "RETREATED", "HELD"]
 
 DESTROYED, RETREATED, HELD = 0, 1, 2
-#: Largest joint table (cells) the multinomial path builds; bigger pools use the binomial path.
+#: Largest joint table (cells) the multinomial path builds; bigger pools use the per-trial samplers.
 MAX_CELLS = 1 << 16
 
 

@@ -11,14 +11,19 @@ Shaken; saves cancel hits; fewer unsaved hits wins. Wounds fill one base at a
 time; the loser retreats half its move (a stationary loser is destroyed); on a
 tie the attacker is pushed back 1".
 
-Interpretations beyond the spec (documented in the report and in the docs):
+Interpretations where the spec is silent:
 
 * ``rounds = N`` and ``"end"`` repeat engagements with the sides alternating as
   attacker (the original attacker in odd rounds), stopping early when a unit is
   destroyed. The states ``charge``, ``dash``, ``cover`` and ``flanked`` describe
-  the **first** engagement only: later attackers charge out of the open (no
-  Dash token, no cover), and flanking comes only from a retreat in the previous
+  the **first** engagement only: later attackers charge (so hold no Dash token),
+  every unit has moved by then (charged, retreated or been pushed back), so
+  nobody is in cover, and flanking comes only from a retreat in the previous
   engagement. ``shaken`` is the units' status at the start and carries over.
+* An attacker with both ``charge`` and ``dash`` is rejected (a Dash contact is
+  never a Charge). The threshold shifts are options: ``dash_shift`` (+1),
+  ``cover_shift`` (+1), ``flank_shift`` (-1) and ``target_dash_shift`` (0; the
+  spec's optional -1 for hitting a side that holds a Dash token).
 * ``rally`` clears Shaken at the start of the unit's own turn as attacker from
   round 2 on (the round-1 states are taken as already after any rally).
 * The extras ``shaken_attacker`` / ``shaken_defender`` are the Shaken status
@@ -31,6 +36,11 @@ Interpretations beyond the spec (documented in the report and in the docs):
 * Dice order in :meth:`Pools.resolve_one`, per engagement: the round's
   attacker's attack pool, the round's defender's attack pool, then the round's
   attacker's saves (one die per hit it received), then the defender's saves.
+
+The kernel (``_pools_kernel``) samples counts, never single dice: one
+multinomial draw over the exact outcome table of an engagement for the
+default single round, inverse-CDF tables of (Shaken, unsaved hits) per side
+and round for longer fights.
 """
 
 from __future__ import annotations
