@@ -112,9 +112,11 @@ class Report:
             for row in self.ruleset.unit_rows(unit):
                 rows.append({k: _plain(v) for k, v in row.items()})
         frame = pd.DataFrame(rows)
-        if "name" in frame:
+        key = "name" if "name" in frame else "unit" if "unit" in frame else None
+        if key:
             excluded = self.matrix.excluded
-            frame["in_matrix"] = ["no: " + excluded[n] if n in excluded else "yes" for n in frame["name"]]
+            frame["in_matrix"] = ["no: " + excluded[n] if n in excluded else "yes" if n in self.matrix.units else ""
+                                  for n in frame[key]]
         return frame
 
     def cell_stats(self) -> dict[str, Any]:
@@ -414,7 +416,9 @@ def build_report(
     settings = {"seed": seed if seed is not None else matrix.provenance.get("seed_entropy"),
                 "half_width": half_width, "max_trials": int(max_trials), "rounds": matrix.settings.get("rounds"),
                 "max_rounds": int(max_rounds), "units": list(units) if units else None,
-                "states": _plain(states or {}), "overrides": _plain(overrides or {}), "options": _plain(options or {})}
+                "states": _plain(states or {}), "overrides": _plain(overrides or {}), "options": _plain(options or {}),
+                "time_to_resolution": {"rounds": "end", "max_rounds": int(max_rounds),
+                                       "trials": min(int(max_trials), TO_THE_END_TRIALS)}}
     report = Report(rs, ros, matrix, balance, settings)
     report.featured = _featured(rs, matrix, balance)
     if report.featured:
