@@ -124,8 +124,9 @@ def check_against(out: Outcomes, ex, what):
         mean = float(ex[key] @ k)
         sd = float(np.sqrt(ex[key] @ (k - mean) ** 2))
         assert_mean(float(np.average(dist, weights=w)), mean, sd, n, what=f"{what} mean {key}")
-    assert_distribution(hist(out.extras["bases_lost_attacker"], w, len(ex["lost_a"])), ex["lost_a"], what=f"{what} A bases")
-    assert_distribution(hist(out.extras["bases_lost_defender"], w, len(ex["lost_d"])), ex["lost_d"], what=f"{what} D bases")
+    for key, side in (("lost_a", "attacker"), ("lost_d", "defender")):
+        counts = hist(out.extras[f"bases_lost_{side}"], w, len(ex[key]))
+        assert_distribution(counts, ex[key], what=f"{what} {side} bases lost")
     for key, side in (("shaken_a", "attacker"), ("shaken_d", "defender")):
         assert_proportion(int(hist(out.extras[f"shaken_{side}"], w, 2)[1]), n, ex[key], what=f"{what} {key}")
 
