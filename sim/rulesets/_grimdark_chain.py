@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["MAX_STATES", "ChainTables", "chain_tables", "round_matrix", "sample_rows"]
+__all__ = ["MAX_STATES", "ChainTables", "chain_tables", "round_matrix", "sample_rows", "alias_sample", "count_tables"]
 
 #: Largest (Wa + 1) * (Wd + 1) handled by the chain (building costs O(states^2)).
 MAX_STATES = 700
@@ -148,11 +148,38 @@ def chain_tables(plan) -> ChainTables | None:
     return ChainTables(na * nd, nd, pf, af, pl, al)
 
 
-def sample_rows(tables: ChainTables, first: bool, state: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
-    """Next state of every trial: one uniform each, split into a column and an acceptance level."""
-    prob, alias = (tables.prob_first, tables.alias_first) if first else (tables.prob_later, tables.alias_later)
-    S = tables.n_states
-    x = rng.random(len(state)) * S
-    j = x.astype(np.int64)  # < S: u <= 1 - 2**-53 and S * u never rounds up to S
-    k = state * S + j
+def alias_sample(prob: NDArray[np.float64], alias: NDArray[np.int64], width: int, rows: NDArray[np.int64],
+                 rng: np.random.Generator) -> NDArray[np.int64]:
+    """One draw per entry of ``rows`` from the alias tables (flattened, ``width`` columns a row).
+
+    One uniform each, split into a column (integer part) and an acceptance level
+    (fractional part).
+    """
+    x = rng.random(len(rows)) * width
+    j = x.astype(np.int64)  # < width: u <= 1 - 2**-53 and width * u never rounds up to width
+    k = rows * width + j
     return np.where(x - j < prob[k], j, alias[k])
+
+
+def sample_rows(tables: ChainTables, first: bool, state: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
+    """Next state of every trial from the round's transition rows."""
+    prob, alias = (tables.prob_first, tables.alias_first) if first else (tables.prob_later, tables.alias_later)
+    return alias_sample(prob, alias, tables.n_states, state, rng)
+
+
+def count_tables(n_models: int, per_model: int, p: NDArray[np.float64],
+                 wounds: int) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Alias tables of unsaved wounds, capped at ``wounds``, for row ``models * len(p) + target``.
+
+    Row ``(m, g)``: Binomial(m * per_model, p[g]) with the mass above ``wounds``
+    lumped onto ``wounds`` (more is never applied: the squad is gone).
+    """
+    P = np.zeros(((n_models + 1) * len(p), wounds + 1))
+    for m in range(n_models + 1):
+        for g, pg in enumerate(p):
+            pmf = _binom_pmf(m * per_model, float(pg))
+            row = P[m * len(p) + g]
+            k = min(len(pmf), wounds + 1)
+            row[:k] = pmf[:k]
+            row[wounds] += pmf[wounds + 1:].sum()
+    return _alias(P)

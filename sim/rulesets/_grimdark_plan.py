@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..ruleset import Matchup
+from ._grimdark_chain import count_tables
 from ._grimdark_charts import p_success, to_hit, to_wound
 from ._grimdark_reference import COVER_STEP, FIST_STEP, step_of
 from ._grimdark_units import ModelGroup, Squad
@@ -60,6 +61,9 @@ class Pool:
     p: NDArray[np.float64]
     #: ``apply[L, u]``: wounds lost after u more unsaved wounds (instant death), or None (L + u)
     apply: NDArray[np.int64] | None
+    #: alias tables of the unsaved wounds (capped at the enemy's wounds), row ``models * len(p) + target``
+    count_prob: NDArray[np.float64]
+    count_alias: NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -161,7 +165,8 @@ def build_plan(m: Matchup) -> GrimdarkPlan:
                     else:
                         table = None
                     step = step_of(grp, names[k], engaged, first, in_cover, all_inf)
-                    by_key.setdefault(step, []).append(Pool(k, g, engaged, per_model, strength, p, table))
+                    cp, ca = count_tables(grp.count, per_model, p, sides[1 - k].wounds)
+                    by_key.setdefault(step, []).append(Pool(k, g, engaged, per_model, strength, p, table, cp, ca))
         return tuple(tuple(by_key[key]) for key in sorted(by_key, reverse=True))
 
     return GrimdarkPlan(m, sides, steps(True), steps(False))

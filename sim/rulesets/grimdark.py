@@ -12,8 +12,12 @@ Kernel: a side's state is its wounds lost ``L`` per trial (see
 :mod:`._grimdark_plan`). Within a step, the attacks of one pool are identical
 and rolled against one target profile, so the unsaved wounds are
 ``Binomial(attacks, p_hit * p_wound * p_fail_save)`` (three binomial thinnings
-compose into one); applying them is ``min(L + u, W)``, or a table lookup when
-instant death can skip the rest of a model's wounds.
+compose into one), drawn with one uniform through alias tables of that binomial
+per (striking models, target group), capped at the enemy's wounds; applying
+them is ``min(L + u, W)``, or a table lookup when instant death can skip the
+rest of a model's wounds. When every model is engaged (the default) and the
+state space is small, a whole round is one draw from its exact transition
+distribution instead (:mod:`._grimdark_chain`).
 
 Per-fight changes (``--set``): ``attacker.ws=5`` changes that field in every
 group of the squad, ``attacker.2.ws=5`` in group 2 only (groups numbered from 1
@@ -51,7 +55,7 @@ from ..errors import MatchupError, Where
 from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
 from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
 from ..schema import Field, StateField
-from ._grimdark_chain import ChainTables, chain_tables, sample_rows
+from ._grimdark_chain import ChainTables, alias_sample, chain_tables, sample_rows
 from ._grimdark_plan import GrimdarkPlan, build_plan
 from ._grimdark_reference import SURVIVED, WIPED_OUT, resolve_fight
 from ._grimdark_units import (UNIT_FIELDS, Squad, parse_squad, squad_rows, squad_to_dict, squad_with_overrides,
@@ -143,10 +147,13 @@ class Grimdark(Ruleset):
                 for pool in step:
                     k = pool.side
                     side = plan.sides[k]
-                    models = _strikers(side, pool, now[k], start[k])
-                    attacks = models * pool.per_model if pool.per_model != 1 else models
-                    p = pool.p[0] if len(pool.p) == 1 else pool.p[plan.sides[1 - k].front[now[1 - k]]]
-                    received[1 - k].append((rng.binomial(attacks, p), pool.apply))
+                    # unsaved wounds ~ Binomial(models x attacks, p[target group]), capped at
+                    # the enemy's wounds, drawn through the pool's alias tables
+                    row = _strikers(side, pool, now[k], start[k])
+                    if len(pool.p) > 1:
+                        row = row * len(pool.p) + plan.sides[1 - k].front[now[1 - k]]
+                    u = alias_sample(pool.count_prob, pool.count_alias, W[1 - k] + 1, row, rng)
+                    received[1 - k].append((u, pool.apply))
                 for k in (0, 1):
                     if not received[k]:
                         continue
@@ -158,7 +165,7 @@ class Grimdark(Ruleset):
                         L = np.minimum(L + total, W[k])
                     else:
                         for u, table in received[k]:
-                            L = np.minimum(L + u, W[k]) if table is None else table[L, np.minimum(u, W[k])]
+                            L = np.minimum(L + u, W[k]) if table is None else table[L, u]
                     state[k] = L
             la, ld = state
             going = (la < Wa) & (ld < Wd)
