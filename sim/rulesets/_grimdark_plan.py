@@ -142,6 +142,7 @@ def build_plan(m: Matchup) -> GrimdarkPlan:
     all_inf = all(g.infantry for g in m.defender.groups)
     instant_death = bool(m.options["instant_death"])
     apply_cache: dict[tuple[int, int], NDArray[np.int64] | None] = {}
+    count_cache: dict[tuple, tuple[NDArray[np.float64], NDArray[np.int64]]] = {}
 
     def steps(first: bool) -> tuple[tuple[Pool, ...], ...]:
         by_key: dict[int, list[Pool]] = {}
@@ -165,7 +166,10 @@ def build_plan(m: Matchup) -> GrimdarkPlan:
                     else:
                         table = None
                     step = step_of(grp, names[k], engaged, first, in_cover, all_inf)
-                    cp, ca = count_tables(grp.count, per_model, p, sides[1 - k].wounds)
+                    ckey = (grp.count, per_model, tuple(p), sides[1 - k].wounds)
+                    if ckey not in count_cache:  # shared by both rounds' pools when equal
+                        count_cache[ckey] = count_tables(*ckey[:2], p, ckey[3])
+                    cp, ca = count_cache[ckey]
                     by_key.setdefault(step, []).append(Pool(k, g, engaged, per_model, strength, p, table, cp, ca))
         return tuple(tuple(by_key[key]) for key in sorted(by_key, reverse=True))
 
