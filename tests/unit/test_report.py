@@ -127,3 +127,19 @@ def test_cli_report_errors_are_one_line(tmp_path, capsys):
     assert main(["report", "nosuch", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("meleelab: error:") for line in err)
+
+
+def test_report_without_points_and_with_awkward_names(tmp_path):
+    from sim.roster import roster_from_dict
+
+    units = [{"name": "Big <Suit>", "defence": 3, "physical": 0, "armour": "A"},
+             {"name": "Small & Fast", "defence": 1, "physical": 0, "armour": "C"},
+             {"name": "Middle", "defence": 2, "physical": 0, "armour": "B"}]
+    ros = roster_from_dict({"ruleset": "mecha", "unit": units}, source="hand-made roster")
+    rep = build_report("mecha", ros, seed=1, **SMALL)
+    rep.write(tmp_path)
+    html = (tmp_path / "report.html").read_text()
+    assert "Big &lt;Suit&gt;" in html and "Big <Suit>" not in html
+    assert rep.balance.fair_points.empty  # no points: no suggestion, and the report says so
+    assert "at least three units with points" in (tmp_path / "summary.md").read_text()
+    assert pd.read_csv(tmp_path / "rankings.csv")["unit"].tolist()[0] == "Big <Suit>"
