@@ -71,15 +71,16 @@ def simulate_general(plan: DuelPlan, n: int, rng: np.random.Generator, rounds: R
 
 
 def _compact(w: NDArray, sp: NDArray) -> tuple[NDArray, NDArray]:
-    """Move the standing models to the first columns, keeping their listed order."""
-    up = w > 0
-    n_up = up.sum(1, keepdims=True)
-    dest = np.where(up, np.cumsum(up, axis=1) - 1, n_up + np.cumsum(~up, axis=1) - 1)
-    rows = np.arange(w.shape[0])[:, None]
-    out_w, out_sp = np.empty_like(w), np.empty_like(sp)
-    out_w[rows, dest] = w
-    out_sp[rows, dest] = sp
-    return out_w, out_sp
+    """Move the standing models to the first columns, keeping their listed order.
+
+    Sorting the small keys ``fallen * 32 + column`` row by row and gathering through
+    flat indices is the cheapest stable reordering NumPy offers here (counts <= 20).
+    """
+    m, c = w.shape
+    key = ((w == 0) * 32 + np.arange(c)).astype(np.int16)
+    key.sort(axis=1)
+    idx = (key & 31) + (np.arange(m) * c)[:, None]
+    return w.ravel()[idx], sp.ravel()[idx]
 
 
 def _combat_phase(plan: DuelPlan, rng: np.random.Generator, W: list[NDArray], SP: list[NDArray],
