@@ -115,6 +115,15 @@ def test_csv_rows_form_squads(tmp_path):
     assert ros["Troop"].groups[0].save == 5 and ros["Troop"].groups[0].weapon == "ccw"
 
 
+def test_csv_without_unit_column_is_one_squad_per_row(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("name,points,models,ws,s,t,i,w,a,save\nTroop,60,10,3,3,3,3,1,1,5\nBeast,90,1,3,6,6,2,4,3,\n",
+                    encoding="utf-8")
+    ros = load_roster(path, "grimdark")
+    assert ros.names == ["Troop", "Beast"] and ros["Troop"].models == 10 and ros["Beast"].groups[0].save is None
+    assert ros["Beast"].groups[0].name is None and ros["Beast"].points == 90
+
+
 @pytest.mark.parametrize("text, match", [
     ("unit,points,count,ws,s,t,i,w,a\nX,10,1,4,4,4,4,1,1\nX,20,1,4,4,4,4,1,1\n", "points"),
     ("unit,count,ws,s,t,i,w,a\nX,1,11,4,4,4,1,1\n", "'ws'.*got 11.*1..10"),
