@@ -129,6 +129,11 @@ class Grimdark(Ruleset):
         tables = _chain(plan) if plan.fast else None
         if tables is not None:
             return self._simulate_chain(plan, tables, n, rng, rounds, limit)
+        return self._simulate_pools(plan, n, rng, rounds, limit)
+
+    def _simulate_pools(self, plan: GrimdarkPlan, n: int, rng: np.random.Generator, rounds: Rounds,
+                        limit: int) -> Outcomes:
+        """The general path: strike step by strike step, one count per pool and trial."""
         sa, sd = plan.sides
         Wa, Wd = sa.wounds, sd.wounds
         La = np.zeros(n, np.int64)
