@@ -12,13 +12,14 @@ distribution (tested), not die for die.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ..ruleset import END, Rounds
+from ._warband_single import SingleTable, single_table
 from ._warband_tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
     WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
@@ -45,6 +46,7 @@ class Blows:
     concussion: NDArray[np.bool_]
     injury_mod: int                # strike to injure
     crit_mod: int                  # web of steel
+    single: SingleTable | None = None   # one attack: the whole batch as precomputed outcomes
 
 
 @dataclass(frozen=True)
@@ -101,11 +103,17 @@ def _side(u: WarbandUnit, is_attacker: bool, charging: bool) -> SideInfo:
 
 def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool) -> KernelPlan:
     """Precompute the per-side tables the kernel reads."""
-    return KernelPlan(
-        (_side(att, True, charging), _side(dfn, False, charging)),
-        ((_blows(att, dfn, False, fist_as_user), _blows(att, dfn, True, fist_as_user)),
-         (_blows(dfn, att, False, fist_as_user), _blows(dfn, att, True, fist_as_user))),
-    )
+    sides = (_side(att, True, charging), _side(dfn, False, charging))
+    blows = []
+    for s, t, ti in ((att, dfn, sides[1]), (dfn, att, sides[0])):
+        pair = []
+        for first in (False, True):
+            b = _blows(s, t, first, fist_as_user)
+            if b.n == 1:
+                b = replace(b, single=single_table(b, ti.w, ti.parry_reroll, ti.step_aside, ti.helmet, ti.jump_up))
+            pair.append(b)
+        blows.append(tuple(pair))
+    return KernelPlan(sides, tuple(blows))
 
 
 class _State:
@@ -140,48 +148,50 @@ def simulate(kp: KernelPlan, n: int, rng: np.random.Generator, rounds: Rounds, m
     """``n`` fights; see the module docstring."""
     limit = max_rounds if rounds == END else int(rounds)
     st = _State(kp, n)
-    na, nw = st.na, st.nw
-    out_w = np.zeros(n, np.int8)
-    out_dmg = np.zeros((n, 2), np.int64)
-    out_cat = np.zeros((n, 2), np.int8)
-    out_rounds = np.zeros(n, np.int64)
-    out_capped = np.zeros(n, bool)
-    out_ooa = np.zeros((n, 2), np.int64)
-    full_w = np.array([kp.sides[0].w] * na + [kp.sides[1].w] * st.nd, np.int64)
+    na, nd, nw = st.na, st.nd, st.nw
+    # Final state of each fight, filled in as fights finish (outcomes are computed once at the end).
+    fin_status = np.empty((n, nw), np.int8)
+    fin_wounds = np.empty((n, nw), np.int8)
+    fin_rounds = np.empty(n, np.int64)
+    fin_done = np.empty(n, bool)
     r = 0
     while st.ids.size and r < limit:
         r += 1
         _play_round(kp, st, r, rng)
         ooa = st.status == OUT_OF_ACTION
-        ooa_a, ooa_d = ooa[:, :na].sum(1), ooa[:, na:].sum(1)
-        done = (ooa_a == na) | (ooa_d == st.nd)
-        if r == limit:
-            finish = np.ones(st.ids.size, bool)
+        if nw == 2:
+            done = ooa[:, 0] | ooa[:, 1]
         else:
-            finish = done
-        if finish.any():
-            f = np.flatnonzero(finish)
+            done = ooa[:, :na].all(1) | ooa[:, na:].all(1)
+        finish = np.ones(st.ids.size, bool) if r == limit else done
+        f = np.flatnonzero(finish)
+        if f.size:
             ids = st.ids[f]
-            status = st.status[f]
-            dmg = full_w - st.wounds[f]
-            da, dd = dmg[:, :na].sum(1), dmg[:, na:].sum(1)
-            oa, od = ooa_a[f], ooa_d[f]
-            capped = ~done[f] & (rounds == END)
-            w = np.where(od == st.nd, ATTACKER, np.where(oa == na, DEFENDER, np.where(
-                oa < od, ATTACKER, np.where(oa > od, DEFENDER, np.where(
-                    da < dd, ATTACKER, np.where(da > dd, DEFENDER, DRAW))))))
-            w[capped] = DRAW
-            out_w[ids] = w
-            out_dmg[ids, 0], out_dmg[ids, 1] = da, dd
-            for k, sl in enumerate((slice(0, na), slice(na, nw))):
-                s = status[:, sl]
-                out_cat[ids, k] = np.where((s == OUT_OF_ACTION).all(1), 0, np.where((s == STANDING).any(1), 2, 1))
-            out_rounds[ids] = r
-            out_capped[ids] = capped
-            out_ooa[ids, 0], out_ooa[ids, 1] = oa, od
-            st.keep(~finish)
-    return Outcomes(out_w, out_dmg[:, 0], out_dmg[:, 1], out_cat[:, 0], out_cat[:, 1], out_rounds, out_capped,
-                    {"out_of_action_attacker": out_ooa[:, 0], "out_of_action_defender": out_ooa[:, 1]})
+            fin_status[ids] = st.status[f]
+            fin_wounds[ids] = st.wounds[f]
+            fin_rounds[ids] = r
+            fin_done[ids] = done[f]
+            if f.size < st.ids.size:
+                st.keep(~finish)
+            else:
+                st.ids = st.ids[:0]
+    ooa = fin_status == OUT_OF_ACTION
+    oa, od = ooa[:, :na].sum(1), ooa[:, na:].sum(1)
+    full_w = np.array([kp.sides[0].w] * na + [kp.sides[1].w] * nd, np.int64)
+    dmg = full_w - fin_wounds
+    da, dd = dmg[:, :na].sum(1), dmg[:, na:].sum(1)
+    capped = ~fin_done & (rounds == END)
+    # all out of action; else fewer out of action; else fewer wounds lost; else a draw (capped: draw)
+    w = np.where(od == nd, ATTACKER, np.where(oa == na, DEFENDER, np.where(
+        oa < od, ATTACKER, np.where(oa > od, DEFENDER, np.where(
+            da < dd, ATTACKER, np.where(da > dd, DEFENDER, DRAW)))))).astype(np.int8)
+    w[capped] = DRAW
+    cats = []
+    for sl in (slice(0, na), slice(na, nw)):
+        s = fin_status[:, sl]
+        cats.append(np.where(ooa[:, sl].all(1), 0, np.where((s == STANDING).any(1), 2, 1)).astype(np.int8))
+    return Outcomes(w, da, dd, cats[0], cats[1], fin_rounds, capped,
+                    {"out_of_action_attacker": oa.astype(np.int64), "out_of_action_defender": od.astype(np.int64)})
 
 
 def _rejoin(st: _State) -> None:
@@ -307,6 +317,9 @@ def _batch(kp: KernelPlan, st: _State, rows, striker, target, side: int, first: 
     m = rows.size
     if m == 0:
         return
+    if b.single is not None:
+        _single(b.single, tinfo, b.parryable[0], st, rows, striker, target, ts, rng)
+        return
     A = b.n
     kd = ts == KNOCKED_DOWN
     H = rng.integers(1, 7, size=(m, A), dtype=np.int8)
@@ -383,3 +396,26 @@ def _batch(kp: KernelPlan, st: _State, rows, striker, target, side: int, first: 
     if st.put_by is not None:
         down = (worst == KNOCKED_DOWN) | (worst == STUNNED)
         st.put_by[rows[down], target[down]] = striker[down]
+
+
+def _single(tb: SingleTable, tinfo: SideInfo, parryable: bool, st: _State, rows, striker, target, ts,
+            rng: np.random.Generator) -> None:
+    """A one-attack batch: one uniform per fight through the precomputed outcome table."""
+    kd = ts == KNOCKED_DOWN
+    parry = parryable and tinfo.can_parry
+    flat = rows * st.nw + target                       # 1-D indices are cheaper than (rows, target) pairs
+    wounds, status = st.wounds.reshape(-1), st.status.reshape(-1)
+    row = wounds[flat].astype(np.intp)
+    if parry:
+        row += (tinfo.w + 1) * ~st.hits_taken.reshape(-1)[flat]
+    row[kd] = tb.kd_row
+    pick = tb.sample(row, rng.random(rows.size))
+    ns = tb.new_status[pick]
+    wounds[flat] = tb.new_w[pick]
+    status[flat] = ns
+    if parry:
+        h = tb.hit[pick]
+        st.hits_taken.reshape(-1)[flat[h]] = True
+    if st.put_by is not None:
+        down = ~kd & ((ns == KNOCKED_DOWN) | (ns == STUNNED))
+        st.put_by.reshape(-1)[flat[down]] = striker[down]
