@@ -291,3 +291,85 @@ def test_kernel_matches_reference_in_distribution(case):
         assert out.n_trials == N_KERNEL
         for what, get in fields:
             assert_same_distribution(hist(out, get(out)), hist(ref, get(ref)), what=f"case {case} {name}: {what}")
+
+
+# ------------------------------------------- pairing and ganging to the end
+def one_wound_groups_exact(count_a, count_d, ws_a, ws_d, p_a, p_d):
+    """Exact end-of-fight distribution for one-wound models: state = models standing per side.
+
+    Each phase pairs k = min(a, d) combats; combats 1..k-1 are one model against one,
+    combat 0 holds the first models plus the larger side's left-overs. In a combat with
+    nA against nD models, the winner's hits (one per model) kill Binomial(hits, p) losers
+    (every fail kills a one-wound model), capped at the losers present.
+    ``p_a``: P(a hit from side A kills), ``p_d`` likewise.
+    Returns ({(a, d) final: prob}, mean rounds).
+    """
+    def kills(hits, p, present):
+        out = {}
+        for f in range(hits + 1):
+            k = min(f, present)
+            out[k] = out.get(k, 0.0) + stats.binom.pmf(f, hits, p)
+        return out
+
+    def combat(n_a, n_d):
+        """{(A models killed, D models killed): prob} for one combat."""
+        win_a, win_d, both = (float(x) for x in duel_exact(n_a, n_d, ws_a, ws_d))
+        out = {}
+        for kd, q in kills(n_a, p_a, n_d).items():
+            out[(0, kd)] = out.get((0, kd), 0.0) + win_a * q
+        for ka, q in kills(n_d, p_d, n_a).items():
+            out[(ka, 0)] = out.get((ka, 0), 0.0) + win_d * q
+        for ka, qa in kills(n_d, p_d, n_a).items():
+            for kd, qd in kills(n_a, p_a, n_d).items():
+                out[(ka, kd)] = out.get((ka, kd), 0.0) + both * qa * qd
+        return out
+
+    def phase(a, d):
+        k = min(a, d)
+        dist = combat(a - k + 1, d - k + 1)
+        for _ in range(k - 1):
+            nxt = {}
+            for (x, y), p in dist.items():
+                for (u, v), q in combat(1, 1).items():
+                    nxt[(x + u, y + v)] = nxt.get((x + u, y + v), 0.0) + p * q
+            dist = nxt
+        return {(a - x, d - y): p for (x, y), p in dist.items()}
+
+    transient = [(a, d) for a in range(1, count_a + 1) for d in range(1, count_d + 1)]
+    absorbing = [(a, d) for a in range(count_a + 1) for d in range(count_d + 1) if a == 0 or d == 0]
+    ti = {s: i for i, s in enumerate(transient)}
+    ai = {s: i for i, s in enumerate(absorbing)}
+    Q = np.zeros((len(transient), len(transient)))
+    R = np.zeros((len(transient), len(absorbing)))
+    for s, i in ti.items():
+        for nxt, p in phase(*s).items():
+            if nxt in ti:
+                Q[i, ti[nxt]] += p
+            else:
+                R[i, ai[nxt]] += p
+    N = np.linalg.inv(np.eye(len(transient)) - Q)
+    start = ti[(count_a, count_d)]
+    final = dict(zip(absorbing, (N @ R)[start]))
+    t = N @ np.ones(len(transient))
+    var = ((2 * N - np.eye(len(transient))) @ t - t * t)[start]
+    return final, t[start], var
+
+
+@pytest.mark.parametrize("count_a, count_d, ws_a, ws_d, instant_a", [(3, 2, 3, 3, False), (2, 4, 4, 3, True)])
+def test_ganged_fight_to_the_end_matches_markov_chain(count_a, count_d, ws_a, ws_d, instant_a):
+    a = unit("A", count=count_a, toughness=4, ws=ws_a, weapon=(5, 1) if instant_a else (3, 1))
+    d = unit("D", count=count_d, toughness=5, ws=ws_d, weapon=(2, 1))
+    p_a = 1.0 if instant_a else 1 - 2 / 6   # vs T5: S5 instant, S3 -> T' 2
+    p_d = 1 - 2 / 6                          # vs T4: S2 -> T' 2
+    final, mean_rounds, var_rounds = one_wound_groups_exact(count_a, count_d, ws_a, ws_d, p_a, p_d)
+    out = RULESET.simulate(plan_of(a, d), N_KERNEL, np.random.default_rng(31), "end", 200)
+    code = out.extras["models_lost_attacker"] * (count_d + 1) + out.extras["models_lost_defender"]
+    probs = np.zeros((count_a + 1) * (count_d + 1))
+    for (fa, fd), p in final.items():
+        probs[(count_a - fa) * (count_d + 1) + (count_d - fd)] += p
+    assert_distribution(hist(out, code), probs, what="models lost (attacker, defender)")
+    rounds = hist(out, out.rounds)
+    assert_mean(float((rounds * np.arange(len(rounds))).sum() / N_KERNEL), mean_rounds, var_rounds ** 0.5,
+                N_KERNEL, what="rounds")
+    if instant_a:  # every defender loss is a misting
+        assert np.array_equal(hist(out, out.extras["misted_defender"]), hist(out, out.extras["models_lost_defender"]))
