@@ -246,7 +246,8 @@ class Report:
         lines += ["## Nash equilibrium", "", _md_table(b.nash[b.nash["weight"].fillna(0) > 0]), ""]
         lines += ["## Dominated units", "", _md_table(b.dominated), ""]
         lines += ["## Intransitive triples", "", _md_table(b.cycles), ""]
-        lines += ["## Fair points", "", _md_table(b.fair_points), "", b.model_text(), ""]
+        lines += ["## Fair points", "", _md_table(b.fair_points), "", "Points efficiency:", "",
+                  _md_table(b.efficiency), "", b.model_text(), ""]
         lines += ["## Files", "", "Full report: [report.html](report.html). Tables: "
                   + ", ".join(f"[{n}]({n})" for n in self.file_names() if n.endswith(".csv")), ""]
         return "\n".join(lines)
