@@ -58,7 +58,7 @@ SECTIONS = ("overview", "rules", "settings", "units", "matrix", "rankings", "out
             "cycles", "fair-points", "matchup", "provenance", "files")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Report:
     """A built report (nothing written yet).
 
@@ -420,13 +420,10 @@ def build_report(
                 "states": _plain(states or {}), "overrides": _plain(overrides or {}), "options": _plain(options or {}),
                 "time_to_resolution": {"rounds": "end", "max_rounds": int(max_rounds),
                                        "trials": min(int(max_trials), TO_THE_END_TRIALS)}}
-    report = Report(rs, ros, matrix, balance, settings)
-    report.featured = _featured(rs, matrix, balance)
-    if report.featured:
-        report.to_the_end = _to_the_end(rs, ros, matrix, report.featured[0], int(max_rounds),
-                                        min(int(max_trials), TO_THE_END_TRIALS), states, overrides, options, from_text)
-    report.elapsed = time.perf_counter() - start
-    return report
+    featured = _featured(rs, matrix, balance)
+    to_the_end = (_to_the_end(rs, ros, matrix, featured[0], int(max_rounds), min(int(max_trials), TO_THE_END_TRIALS),
+                              states, overrides, options, from_text) if featured else [])
+    return Report(rs, ros, matrix, balance, settings, featured, to_the_end, time.perf_counter() - start)
 
 
 def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log: Callable[[str], None] | None = None,
