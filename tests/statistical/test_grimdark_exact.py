@@ -275,6 +275,11 @@ GRID = [
     # a mixed defender whose second group has another WS, T and save: later steps roll against it
     (squad("a", group(3, a=2, i=5, save=5)),
      squad("d", group(2, ws=3, t=3, i=3, save=6), group(1, ws=5, t=5, w=2, i=3, a=2, save=3)), {}, {}, "end"),
+    # engagement limits with cover and grenades: the sergeant, not engaged, throws grenades and makes one
+    # plain attack in the cover step; the defenders' fist strikes last only while engaged
+    (squad("a", group(3, frag_grenades=True, i=2, save=4), group(1, a=2, weapon="power_fist", frag_grenades=True)),
+     squad("d", group(3, ws=3, s=3, t=3, i=3, save=5), group(1, a=2, w=2, weapon="power_fist", save=4)),
+     {"attacker": {"engaged": 2}, "defender": {"engaged": 2, "in_cover": True}}, {}, "end"),
 ]
 
 
