@@ -195,23 +195,34 @@ def simulate(kp: KernelPlan, n: int, rng: np.random.Generator, rounds: Rounds, m
 
 
 def _rejoin(st: _State) -> None:
-    """Free warriors (every contact out of action) join the live enemy with the fewest live opponents."""
+    """Free warriors (every contact out of action) join the live enemy with the fewest live opponents.
+
+    Only fights with a free warrior are touched; within them warriors are placed one at a
+    time (attackers by index, then defenders), as the reference does.
+    """
     na, nd = st.na, st.nd
     live = st.status != OUT_OF_ACTION
     la, ld = live[:, :na], live[:, na:]
     c = st.contacts
+    free_a = la & ~(c & ld[:, None, :]).any(2)
+    free_d = ld & ~(c & la[:, :, None]).any(1)
+    rows = np.flatnonzero(free_a.any(1) | free_d.any(1))
+    if rows.size == 0:
+        return
+    c, la, ld = c[rows], la[rows], ld[rows]
     for i in range(na):
         free = la[:, i] & ~(c[:, i, :] & ld).any(1)
         if free.any():
-            rows = np.flatnonzero(free)
-            load = (c[rows] & la[rows, :, None]).sum(1) + np.where(ld[rows], 0, 100)
-            c[rows, i, np.argmin(load, 1)] = True
+            sub = np.flatnonzero(free)
+            load = (c[sub] & la[sub, :, None]).sum(1) + np.where(ld[sub], 0, 100)
+            c[sub, i, np.argmin(load, 1)] = True
     for j in range(nd):
         free = ld[:, j] & ~(c[:, :, j] & la).any(1)
         if free.any():
-            rows = np.flatnonzero(free)
-            load = (c[rows] & ld[rows, None, :]).sum(2) + np.where(la[rows], 0, 100)
-            c[rows, np.argmin(load, 1), j] = True
+            sub = np.flatnonzero(free)
+            load = (c[sub] & ld[sub, None, :]).sum(2) + np.where(la[sub], 0, 100)
+            c[sub, np.argmin(load, 1), j] = True
+    st.contacts[rows] = c
 
 
 def _play_round(kp: KernelPlan, st: _State, r: int, rng: np.random.Generator) -> None:
@@ -296,9 +307,11 @@ def _targets(st: _State, rows, striker, side):
     else:
         contact = st.contacts[rows, :, striker - na]
         es, pb, off = st.status[rows, :na], st.put_by[rows, :na], 0
-    mine = pb == striker[:, None]
-    prio = np.where(es == STANDING, 3, np.where((es == STUNNED) & ~mine, 2,
-                                                np.where((es == KNOCKED_DOWN) & ~mine, 1, 0))) * contact
+    # priority 3 standing, 2 stunned, 1 knocked down (0 if this striker put it down, out of action
+    # or not in contact); argmax takes the lowest index among the best
+    prio = np.array([3, 1, 2, 0], np.int8)[es]
+    prio[(pb == striker[:, None]) & (es != STANDING)] = 0
+    prio *= contact
     best = prio.argmax(1)
     has = prio[np.arange(rows.size), best] > 0
     return rows[has], striker[has], best[has] + off
