@@ -325,3 +325,22 @@ def test_kernel_matches_reference_in_distribution(att, dfn, states, rounds, over
         assert_same_distribution(np.bincount(getattr(k, f)), np.bincount(getattr(r, f)), what=f"{att} v {dfn}: {f}")
     for e in ("out_of_action_attacker", "out_of_action_defender"):
         assert_same_distribution(np.bincount(k.extras[e]), np.bincount(r.extras[e]), what=e)
+
+
+@pytest.mark.parametrize("att, dfn", [
+    (W(ws=4, skills=["web_of_steel", "strike_to_injure"]), W(weapons=["sword"], buckler=True, helmet=True, w=2)),
+    (W(count=2, weapons=["club"]), W(count=2, weapons=["sword"], skills=["jump_up", "step_aside"], armour="light")),
+])
+def test_one_attack_tables_match_the_dice_path(att, dfn):
+    """The precomputed one-attack outcome tables against the kernel's general dice-rolling batch."""
+    from dataclasses import replace
+
+    plan = sim.build_matchup(WB, att, dfn)[1]
+    kp = plan.kernel
+    dice_plan = replace(plan, kernel=replace(kp, blows=tuple(tuple(replace(b, single=None) for b in pair)
+                                                             for pair in kp.blows)))
+    assert kp.blows[0][0].single is not None
+    a = WB.simulate(plan, 150_000, np.random.default_rng(31), "end", 50)
+    b = WB.simulate(dice_plan, 150_000, np.random.default_rng(32), "end", 50)
+    for f in ("winner", "damage_to_attacker", "damage_to_defender", "rounds"):
+        assert_same_distribution(np.bincount(getattr(a, f)), np.bincount(getattr(b, f)), what=f)

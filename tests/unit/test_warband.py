@@ -506,3 +506,63 @@ def test_bench_matchup_is_in_the_default_roster():
     roster = sim.default_roster("warband")
     assert att in roster.names and dfn in roster.names and rounds == "end"
     assert 10 <= len(roster) <= 14 and all(roster[n].points is not None for n in roster.names)
+
+
+# ------------------------------------------------------------- one-attack outcome tables
+def _table_probs(tb, row):
+    """Outcome probabilities of one row of an alias table: {(wounds, status, hit): p}."""
+    from fractions import Fraction
+    out = {}
+    for j in range(tb.K):
+        flat = row * tb.K + j
+        for idx, p in ((flat, tb.prob[flat]), (tb.alias[flat], 1 - tb.prob[flat])):
+            key = (int(tb.new_w[idx]), int(tb.new_status[idx]), bool(tb.hit[idx]))
+            out[key] = out.get(key, 0) + p / tb.K
+    return out
+
+
+def test_single_attack_table_matches_hand_values():
+    plan = sim.build_matchup(WB, W(), W())[1]
+    tb = plan.kernel.blows[0][0].single
+    # knocked-down target: auto-hit, S3 vs T3 wounds on 4+, no save: out of action 1/2
+    kd = _table_probs(tb, tb.kd_row)
+    assert kd[(0, OOA, False)] == pytest.approx(1 / 2)
+    # standing W1: hit 1/2; plain wound (4, 5) 2/6 -> one injury roll, OOA 1/3;
+    # critical (6) 1/6 -> two rolls: vital/exposed 1 - (2/3)^2, master (+2) 1 - (1/3)^2  => 1/9
+    up = _table_probs(tb, 1)
+    assert sum(p for (w, s, h), p in up.items() if s == OOA) == pytest.approx(1 / 9)
+    assert up[(1, UP, False)] == pytest.approx(1 / 2)                    # missed
+    assert sum(up.values()) == pytest.approx(1)
+
+
+def test_single_attack_table_with_parry_reroll_and_helmet():
+    plan = sim.build_matchup(WB, W(), W(weapons=["sword"], buckler=True, helmet=True))[1]
+    tb = plan.kernel.blows[0][0].single
+    may = _table_probs(tb, 1 + 2)                                        # W1, may parry
+    p_land = (1 / 6) * ((4 / 6) ** 2 + (5 / 6) ** 2 + 1)
+    hurt = sum(p for (w, s, h), p in may.items() if s != UP)
+    assert hurt == pytest.approx(p_land * 1 / 2)                          # every landed wound injures a W1
+    no_parry = _table_probs(tb, 1)
+    assert sum(p for (w, s, h), p in no_parry.items() if s != UP) == pytest.approx(1 / 4)
+    # the helmet halves stunned results into knocked down; plain wound: 1/3 each before the helmet
+    assert sum(p for (w, s, h), p in no_parry.items() if s == ST) < sum(p for (w, s, h), p in no_parry.items() if s == KD)
+
+
+# ------------------------------------------------------------------------- rosters
+def test_csv_roster_with_weapon_lists(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("name,ws,s,t,i,w,a,weapons,skills,buckler\n"
+                 "Duellist,4,3,3,4,1,1,sword;dagger,step_aside;web_of_steel,false\n"
+                 "Guard,3,3,3,3,1,1,spear,,true\n")
+    roster = sim.load_roster(p, "warband")
+    assert roster["Duellist"].weapons == ("sword", "dagger") and roster["Guard"].buckler
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,ws,s,t,i,w,a,weapons\nOaf,3,3,3,3,1,1,halberd;sword\n")
+    with pytest.raises(InputError, match=r"bad\.csv.*'Oaf'.*weapons.*halberd alone"):
+        sim.load_roster(bad, "warband")
+
+
+def test_text_overrides_parse_lists():
+    m, plan = sim.build_matchup(WB, "Youngblood", "Orc Boy", overrides={"attacker": {"weapons": "sword,dagger"}},
+                                from_text=True)
+    assert m.attacker.weapons == ("sword", "dagger")
