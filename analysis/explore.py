@@ -26,6 +26,8 @@ from sim.ruleset import END, Ruleset
 from sim.rulesets import get_ruleset
 from sim.schema import Field
 
+from .estimates import tally_row
+
 __all__ = ["DEFAULT_TRIALS", "ROUND_CHOICES", "stat_fields", "unit_stats", "fight_table", "Explorer", "explorer"]
 
 #: Fights per update: about a second for every shipped ruleset, Wilson half-width below 0.6 pp.
@@ -144,6 +146,20 @@ def _value_widget(f: Field, value: Any, description: str) -> Any:
     import ipywidgets as w
 
     style = {"description_width": "initial"}
+    if value is None and f.optional or value is None and f.kind in ("int", "bool"):
+        # an optional field left at "none" (e.g. duel's unlimited space): a menu with none and a few values
+        if f.kind == "bool":
+            values = [True, False]
+        elif f.kind == "int":
+            lo = int(f.lo) if f.lo is not None else 0
+            values = list(range(lo, min(int(f.hi) if f.hi is not None else lo + 10, lo + 10) + 1))
+        elif f.kind == "choice":
+            values = list(f.choices)
+        else:
+            return None
+        return w.Dropdown(options=[("none", None)] + [(str(v).lower() if isinstance(v, bool) else str(v), v)
+                                                      for v in values],
+                          value=None, description=description, style=style)
     if f.kind == "bool":
         return w.Checkbox(value=bool(value), description=description, indent=False)
     if f.kind == "choice":
@@ -377,7 +393,10 @@ class Explorer:
 
         fig = Figure(figsize=(10, 3.2))
         ax1, ax2 = fig.subplots(1, 2)
-        plots.wdl_bars(self.result, ax=ax1)
+        # the matrix-row form of wdl_bars (clips the error bars: a Wilson bound at p = 0 can sit 1e-20 above p)
+        r = self.result
+        row = pd.DataFrame([{"attacker": r.attacker, "defender": r.defender, **tally_row(r.tally)}])
+        plots.wdl_bars(row, ax=ax1, title=f"{r.attacker} (attacker) vs {r.defender} (defender), {r.trials:,} fights")
         plots.damage_distributions(self.result, ax=ax2)
         fig.tight_layout()
         return fig

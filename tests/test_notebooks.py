@@ -96,3 +96,14 @@ def test_explorer_builds_and_updates_without_a_frontend() -> None:
     assert ex.update() is None and "cannot evade" in ex.error
     assert {f.name for f in stat_fields("mecha")} == {"defence", "physical"}
     assert unit_stats("mecha", sim.default_roster("mecha").unit("AFS")) == {"defence": 2, "physical": 0}
+
+
+@pytest.mark.parametrize("ruleset", sorted(r.id for r in sim.rulesets()))
+def test_explorer_works_for_every_ruleset(ruleset: str) -> None:
+    pytest.importorskip("ipywidgets")
+    from analysis.explore import explorer
+
+    ex = explorer(ruleset, trials=2_000, seed=1)  # with the plot: every widget kind, optional states included
+    assert ex.error is None, ex.error
+    assert ex.command().startswith(f"meleelab fight {ruleset} ")
+    assert abs(ex.table["value"].iloc[:3].sum() - 1) < 1e-12
