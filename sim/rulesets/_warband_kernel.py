@@ -293,7 +293,7 @@ def _order_pair(kp: KernelPlan, st: _State, stood_act, cls, r: int, first: bool,
             goes = active_first if (side == active) == (p == 0) else ~active_first
             rows = np.flatnonzero(goes & (status[:, side] == STANDING) if p else goes & standing[:, side])
             if rows.size:
-                _batch(kp, st, rows, np.full(rows.size, side), np.full(rows.size, 1 - side), side, first, rng)
+                _batch(kp, st, rows, side, 1 - side, side, first, rng)
 
 
 def _targets(st: _State, rows, striker, side):
@@ -322,17 +322,22 @@ def _batch(kp: KernelPlan, st: _State, rows, striker, target, side: int, first: 
     b = kp.blows[side][1 if first else 0]
     tinfo = kp.sides[1 - side]
     ts = st.status[rows, target]
+    scalar = np.ndim(target) == 0          # one against one: the same striker and target in every fight
     stunned = ts == STUNNED
     if stunned.any():
-        st.status[rows[stunned], target[stunned]] = OUT_OF_ACTION
+        st.status[rows[stunned], target if scalar else target[stunned]] = OUT_OF_ACTION
         keep = ~stunned
-        rows, striker, target, ts = rows[keep], striker[keep], target[keep], ts[keep]
+        rows, ts = rows[keep], ts[keep]
+        if not scalar:
+            striker, target = striker[keep], target[keep]
     m = rows.size
     if m == 0:
         return
     if b.single is not None:
         _single(b.single, tinfo, b.parryable[0], st, rows, striker, target, ts, rng)
         return
+    if scalar:
+        striker, target = np.full(m, striker), np.full(m, target)
     A = b.n
     kd = ts == KNOCKED_DOWN
     H = rng.integers(1, 7, size=(m, A), dtype=np.int8)

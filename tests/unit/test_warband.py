@@ -13,7 +13,7 @@ import pytest
 
 import sim
 from sim.dice import RandomDice, ScriptedDice
-from sim.errors import InputError
+from sim.errors import InputError, Where
 from sim.outcomes import ATTACKER, DEFENDER, DRAW
 from sim.rulesets._warband_reference import _Fight, _rejoin, pairing
 from sim.rulesets._warband_tables import (
@@ -22,7 +22,6 @@ from sim.rulesets._warband_tables import (
     to_wound_needed, weapon_strength,
 )
 from sim.rulesets.warband import RULESET as WB
-from sim.errors import Where
 
 OOA, KD, ST, UP = OUT_OF_ACTION, KNOCKED_DOWN, STUNNED, STANDING
 
@@ -511,7 +510,6 @@ def test_bench_matchup_is_in_the_default_roster():
 # ------------------------------------------------------------- one-attack outcome tables
 def _table_probs(tb, row):
     """Outcome probabilities of one row of an alias table: {(wounds, status, hit): p}."""
-    from fractions import Fraction
     out = {}
     for j in range(tb.K):
         flat = row * tb.K + j
