@@ -344,3 +344,28 @@ def test_one_attack_tables_match_the_dice_path(att, dfn):
     b = WB.simulate(dice_plan, 150_000, np.random.default_rng(32), "end", 50)
     for f in ("winner", "damage_to_attacker", "damage_to_defender", "rounds"):
         assert_same_distribution(np.bincount(getattr(a, f)), np.bincount(getattr(b, f)), what=f)
+
+
+def test_groups_first_round_exact():
+    """3 v 2 charge, plain W1 axemen (WS3 S3 T3, no armour): A1 and A3 fight D1, A2 fights D2.
+
+    D2 takes one batch. D1 takes two: whatever the first leaves stunned is out of action, a
+    knocked-down D1 is auto-hit (out of action on a wound), a standing one takes a fresh batch.
+    """
+    s = Side(F(3, 6), 4, 0, 1, 3)
+    one = batch(s, s, (UP, 1))
+    p1 = {k[0]: v for k, v in one.items()}
+    p_ooa_single = p1[OOA]
+    p_ooa_kd = batch(s, s, (KD, 0))[(OOA, 0)]
+    p_ooa_double = p1[OOA] + p1[ST] + p1[KD] * p_ooa_kd + p1[UP] * p_ooa_single
+    assert p1[UP] + p1[KD] + p1[ST] + p1[OOA] == 1
+    exact = [(1 - p_ooa_double) * (1 - p_ooa_single),
+             p_ooa_double * (1 - p_ooa_single) + (1 - p_ooa_double) * p_ooa_single,
+             p_ooa_double * p_ooa_single]
+    n = 200_000
+    out = kernel(W(count=3), W(count=2), n, rounds=1)
+    assert_distribution(np.bincount(out.extras["out_of_action_defender"], minlength=3), [float(x) for x in exact],
+                        what="defenders out of action after the charge")
+    ref = reference(W(count=3), W(count=2), 20_000, rounds=1)
+    assert_distribution(np.bincount(ref.extras["out_of_action_defender"], minlength=3), [float(x) for x in exact],
+                        what="reference")
