@@ -260,9 +260,10 @@ def _play_round(kp: KernelPlan, st: _State, r: int, rng: np.random.Generator) ->
         key[~standing] = 1e9
     order = np.argsort(key, axis=1)
     ar = np.arange(m)
-    for p in range(nw):
+    n_strikers = int((key < 1e9).sum(1).max()) if m else 0     # positions beyond hold no striker anywhere
+    for p in range(n_strikers):
         s = order[:, p]
-        ok = st.status[ar, s] == STANDING
+        ok = (st.status[ar, s] == STANDING) & (key[ar, s] < 1e9)
         for side in (0, 1):
             sel = ok & ((s < na) if side == 0 else (s >= na))
             rows = np.flatnonzero(sel)
