@@ -249,15 +249,9 @@ def _play_round(kp: KernelPlan, st: _State, r: int, rng: np.random.Generator) ->
     ini = np.array([kp.sides[0].i] * na + [kp.sides[1].i] * st.nd, np.float64)
     key = np.where(stood, 2.0, np.array([cls[0]] * na + [cls[1]] * st.nd, np.float64)) * 64.0 + (20.0 - ini)
     key += rng.random((m, nw))
-    standing = status == STANDING
-    if st.groups:
-        live = status != OUT_OF_ACTION
-        has_enemy = np.empty((m, nw), bool)
-        has_enemy[:, :na] = (st.contacts & live[:, None, na:]).any(2)
-        has_enemy[:, na:] = (st.contacts & live[:, :na, None]).any(1)
-        key[~(standing & has_enemy)] = 1e9
-    else:
-        key[~standing] = 1e9
+    # Strikers: standing warriors touching a live enemy. After _rejoin every live warrior of a
+    # fight still going touches one, so standing is enough.
+    key[status != STANDING] = 1e9
     order = np.argsort(key, axis=1)
     ar = np.arange(m)
     n_strikers = int((key < 1e9).sum(1).max()) if m else 0     # positions beyond hold no striker anywhere
