@@ -55,7 +55,9 @@ class Chain:
     next_main, next_alias : ndarray of int32
         Next state on the kept / the aliased branch.
     wounds, misted : ndarray, shape (2, states)
-        Decoded per side.
+        Decoded per side: wounds left in total, models misted.
+    alive : ndarray, shape (2, states), optional
+        Models standing per side (None: one model a side, standing iff wounds > 0).
     """
 
     start: int
@@ -67,6 +69,7 @@ class Chain:
     next_alias: NDArray[np.int32]
     wounds: NDArray[np.int64]
     misted: NDArray[np.int64]
+    alive: NDArray[np.int64] | None = None
 
 
 def _max_pmf(n_dice: int) -> list[float]:
@@ -214,7 +217,7 @@ def build_chain(plan: DuelPlan) -> Chain | None:
 
 
 def simulate_chain(plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
-    """``n`` one-model-a-side fights: one uniform per fight and phase, outcomes returned weighted.
+    """``n`` fights of a chain matchup: one uniform per fight and phase, outcomes returned weighted.
 
     Fights are exchangeable, so only the states of the fights still going are kept;
     each finished fight is recorded by its final state and the phase it ended in.
@@ -240,6 +243,9 @@ def simulate_chain(plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rou
     nz = np.flatnonzero(counts)
     s, rr = nz // stride, nz % stride
     remaining = (ch.wounds[0][s], ch.wounds[1][s])
-    alive = ((remaining[0] > 0).astype(np.int64), (remaining[1] > 0).astype(np.int64))
+    if ch.alive is not None:
+        alive = (ch.alive[0][s], ch.alive[1][s])
+    else:
+        alive = ((remaining[0] > 0).astype(np.int64), (remaining[1] > 0).astype(np.int64))
     return make_outcomes(plan, remaining, alive, (ch.misted[0][s], ch.misted[1][s]), rr, rounds, limit,
                          weights=counts[nz].astype(np.int64))

@@ -47,6 +47,7 @@ from ..outcomes import Outcomes, TrialOutcome
 from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
 from ..schema import Field, StateField
 from ._duel_chain import build_chain, simulate_chain
+from ._duel_groups import build_group_chain
 from ._duel_kernel import simulate_general
 from ._duel_plan import DuelPlan, SideSpec, check_pass_probability
 from ._duel_reference import resolve_fight
@@ -146,7 +147,10 @@ class Duel(Ruleset):
             p_fail.append(0.0 if t_eff <= 0 else float(1 - check_pass_probability(t_eff, die)))
         plan = DuelPlan(matchup, (sides[0], sides[1]), (instant[0], instant[1]), (p_fail[0], p_fail[1]),
                         (target[0], target[1]), initiative, matchup.options["hit_assignment"], die)
-        chain = build_chain(plan)
+        if plan.sides[0].count == 1 and plan.sides[1].count == 1:
+            chain = build_chain(plan)
+        else:
+            chain = build_group_chain(plan)
         if chain is not None:
             plan = DuelPlan(plan.matchup, plan.sides, plan.instant, plan.p_fail, plan.check_target,
                             plan.initiative, plan.assignment, plan.toughness_die, chain)

@@ -44,7 +44,7 @@ def plan_of(a, d, states=None, options=None):
 
 
 def kernels(plan):
-    """The kernels that can run this plan: the chain (one model a side) and always the general one."""
+    """The kernels that can run this plan: the Markov chain (when small enough) and always the general one."""
     out = [("general", dataclasses.replace(plan, chain=None))]
     if plan.chain is not None:
         out.append(("chain", plan))
@@ -167,11 +167,11 @@ def test_hit_assignment_one_phase(assignment):
         p_fall = 3 * p ** 2 * (1 - p) + p ** 3
     else:
         p_fall = p ** 2
-    out = RULESET.simulate(plan_of(a, d, options={"hit_assignment": assignment}), N_KERNEL,
-                           np.random.default_rng(3), 1, 50)
-    lost = hist(out, out.extras["models_lost_attacker"])
-    assert len(lost) == 2  # never both in one phase
-    assert_proportion(int(lost[1]), N_KERNEL, float(p_d_wins * p_fall), what=assignment)
+    for name, plan in kernels(plan_of(a, d, options={"hit_assignment": assignment})):
+        out = RULESET.simulate(plan, N_KERNEL, np.random.default_rng(3), 1, 50)
+        lost = hist(out, out.extras["models_lost_attacker"])
+        assert len(lost) == 2  # never both in one phase
+        assert_proportion(int(lost[1]), N_KERNEL, float(p_d_wins * p_fall), what=f"{name}: {assignment}")
 
 
 # ---------------------------------------------------------- fights to the end
@@ -271,6 +271,14 @@ GRID = [
     (unit("A", count=2, wounds=2, toughness=4, weapon=(4, 2), second=(4, 2)),
      unit("D", count=3, wounds=1, toughness=6, ws=4, weapon=(4, 1)),
      {"defender": {"prone": True, "initiative": True}}, {"dual_wield": "both"}, 3),
+    (unit("A", count=3, wounds=2, toughness=5, ws=2, weapon=(3, 1)), unit("D", wounds=4, ws=5, weapon=(3, 2)),
+     {"attacker": {"space": 1}}, {"hit_assignment": "spread"}, "end"),
+    (unit("A", wounds=4, ws=5, weapon=(3, 1), second=(3, 1)), unit("D", count=3, wounds=2, toughness=6, ws=2),
+     {"defender": {"space": 1}}, {}, "end"),
+    (unit("A", count=3, wounds=2, weapon=(3, 1), second=(3, 1)), unit("D", wounds=5, toughness=6, weapon=(4, 1)),
+     {}, {"dual_wield": "both"}, "end"),
+    (unit("A", count=2, wounds=2, ws=4, weapon=(3, 1)), unit("D", count=3, wounds=2, weapon=(3, 1)), {}, {}, "end"),
+    (unit("A", count=3, toughness=3, weapon=(5, 1)), unit("D", count=2, wounds=2, weapon=(4, 1)), {}, {}, "end"),
 ]
 
 
@@ -362,14 +370,16 @@ def test_ganged_fight_to_the_end_matches_markov_chain(count_a, count_d, ws_a, ws
     p_a = 1.0 if instant_a else 1 - 2 / 6   # vs T5: S5 instant, S3 -> T' 2
     p_d = 1 - 2 / 6                          # vs T4: S2 -> T' 2
     final, mean_rounds, var_rounds = one_wound_groups_exact(count_a, count_d, ws_a, ws_d, p_a, p_d)
-    out = RULESET.simulate(plan_of(a, d), N_KERNEL, np.random.default_rng(31), "end", 200)
-    code = out.extras["models_lost_attacker"] * (count_d + 1) + out.extras["models_lost_defender"]
     probs = np.zeros((count_a + 1) * (count_d + 1))
     for (fa, fd), p in final.items():
         probs[(count_a - fa) * (count_d + 1) + (count_d - fd)] += p
-    assert_distribution(hist(out, code), probs, what="models lost (attacker, defender)")
-    rounds = hist(out, out.rounds)
-    assert_mean(float((rounds * np.arange(len(rounds))).sum() / N_KERNEL), mean_rounds, var_rounds ** 0.5,
-                N_KERNEL, what="rounds")
-    if instant_a:  # every defender loss is a misting
-        assert np.array_equal(hist(out, out.extras["misted_defender"]), hist(out, out.extras["models_lost_defender"]))
+    for name, plan in kernels(plan_of(a, d)):
+        out = RULESET.simulate(plan, N_KERNEL, np.random.default_rng(31), "end", 200)
+        code = out.extras["models_lost_attacker"] * (count_d + 1) + out.extras["models_lost_defender"]
+        assert_distribution(hist(out, code), probs, what=f"{name}: models lost (attacker, defender)")
+        rounds = hist(out, out.rounds)
+        assert_mean(float((rounds * np.arange(len(rounds))).sum() / N_KERNEL), mean_rounds, var_rounds ** 0.5,
+                    N_KERNEL, what=f"{name}: rounds")
+        if instant_a:  # every defender loss is a misting
+            assert np.array_equal(hist(out, out.extras["misted_defender"]),
+                                  hist(out, out.extras["models_lost_defender"]))

@@ -357,9 +357,11 @@ def test_default_roster():
 
 
 # --------------------------------------------------------------- kernels
-def test_chain_kernel_for_one_model_a_side_general_otherwise():
+def test_chain_kernel_when_small_general_otherwise():
     assert plan_of(unit("A", wounds=3), unit("D", wounds=2)).chain is not None
-    assert plan_of(unit("A", count=2), unit("D")).chain is None
+    assert plan_of(unit("A", count=2), unit("D")).chain is not None
+    big = plan_of(unit("A", count=20, wounds=5), unit("D", count=20, wounds=5, toughness=9))
+    assert big.chain is None  # too many states: the general kernel runs it
 
 
 @pytest.mark.parametrize("names", [("Duellist", "Reaver"), ("Goblin Mob", "Militia")])
@@ -377,3 +379,19 @@ def test_general_kernel_handles_one_model_a_side_too():
     plan = plan_of(unit("A", wounds=2), unit("D", wounds=2))
     out = RULESET.simulate(dataclasses.replace(plan, chain=None), 2000, np.random.default_rng(3), 3, 50)
     assert out.n_trials == 2000 and out.rounds.max() <= 3
+
+
+@pytest.mark.parametrize("assignment, hits, after", [
+    ("fewest_wounds", 1, (2, 0, 2)), ("fewest_wounds", 3, (0, 0, 2)), ("spread", 3, (1, 0, 1))])
+def test_both_kernels_assign_hits_like_the_reference(assignment, hits, after):
+    # every check fails (p_fail forced to 1): the allocation alone decides who is hit
+    import importlib
+    kernel = importlib.import_module("sim.rulesets._duel_kernel")
+    groups = importlib.import_module("sim.rulesets._duel_groups")
+    plan = plan_of(unit("A", weapon=(3, 1)), unit("D", count=3, wounds=2), options={"hit_assignment": assignment})
+    plan = dataclasses.replace(plan, p_fail=(1.0, 1.0))
+    W = np.array([[2, 1, 2]], np.int32)
+    kernel._apply_hits(plan, np.random.default_rng(0), 0, W, np.ones((1, 3), bool), np.array([hits]))
+    assert tuple(W[0]) == after
+    dist = groups._Builder(plan).hits_on(0, hits, (2, 1, 2))
+    assert {k: v for k, v in dist.items() if v > 0} == {(after, 0): 1.0}
