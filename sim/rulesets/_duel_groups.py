@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from math import comb
 
+import numpy as np
+
 from ._duel_chain import Chain, _alias, duel_probabilities
 from ._duel_plan import DuelPlan
-
-import numpy as np
 
 __all__ = ["build_group_chain"]
 

@@ -31,7 +31,8 @@ Interpretations beyond ``duel.md`` (each a default a designer can see in the cod
 
 Modules: ``_duel_units`` (profiles and validation), ``_duel_plan`` (shared numbers
 and outcome assembly), ``_duel_reference`` (the scalar reference), ``_duel_kernel``
-(the general vectorised kernel) and ``_duel_chain`` (the one-model-a-side fast kernel).
+(the general vectorised kernel), ``_duel_chain`` (the exact Markov-chain kernel, one
+model a side) and ``_duel_groups`` (the same chain for small groups).
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ class Duel(Ruleset):
 
     # ---------------------------------------------------------------- kernel
     def simulate(self, plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
-        """``n`` fights: the Markov-chain kernel for one model a side, else the general kernel."""
+        """``n`` fights: the exact Markov-chain kernel when it was built (small matchups), else the general one."""
         if plan.chain is not None:
             return simulate_chain(plan, n, rng, rounds, max_rounds)
         return simulate_general(plan, n, rng, rounds, max_rounds)
