@@ -488,7 +488,8 @@ def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     if not rows:
         click.echo("(none)")
         return
-    frame = pd.DataFrame(rows, columns=columns)
+    # convert_dtypes keeps integer columns integral when some cells are empty (bare hands, no save)
+    frame = pd.DataFrame(rows, columns=columns).convert_dtypes()
     click.echo(frame.to_string(index=False, na_rep="-"))
 
 
