@@ -489,8 +489,8 @@ def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
         click.echo("(none)")
         return
     # convert_dtypes keeps integer columns integral when some cells are empty (bare hands, no save)
-    frame = pd.DataFrame(rows, columns=columns).convert_dtypes()
-    click.echo(frame.to_string(index=False, na_rep="-"))
+    frame = pd.DataFrame(rows, columns=columns).convert_dtypes().astype(object)
+    click.echo(frame.where(frame.notna(), "-").to_string(index=False))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
