@@ -282,6 +282,10 @@ CHAINS = [
     # (3+ to wound) against heavy armour: 5+, +1 for S4, -1 for the dagger: 5+
     (W(s=3, skills=["mighty_blow"], armour="heavy"), W(t=4, s=4, w=3, i=2, weapons=["dagger"]),
      Side(F(3, 6), 4, F(2, 6), 1, 3), Side(F(3, 6), 3, 0, 3, 2)),
+    # helmets and heavy armour against a fast defender: WS4 vs WS3 3+, S4 vs T3 3+; heavy armour
+    # 5+ is 6+ against the S4 club and 6+ against the axe
+    (W(ws=4, s=4, i=1, armour="heavy", helmet=True, weapons=["club"]), W(i=6, armour="heavy", helmet=True),
+     Side(F(4, 6), 3, F(1, 6), 1, 1, concussion=True, helmet=True), Side(F(3, 6), 4, F(1, 6), 1, 6, helmet=True)),
 ]
 
 
@@ -369,3 +373,18 @@ def test_groups_first_round_exact():
     ref = reference(W(count=3), W(count=2), 20_000, rounds=1)
     assert_distribution(np.bincount(ref.extras["out_of_action_defender"], minlength=3), [float(x) for x in exact],
                         what="reference")
+
+
+def test_kernel_stood_up_warrior_strikes_last():
+    """Round 3 (attacker's turn) starting with the fast attacker (I9) knocked down: it stands up
+    and strikes after the slow defender. The defender leaves it standing with 1 - 1/2 * 1/2 = 3/4
+    (at 0 wounds any wound means an injury); then the attacker takes the W1 defender out of action
+    with 1/9 (see test_single_attack_table_matches_hand_values): 1/12 in all (1/9 if it struck first)."""
+    from sim.rulesets._warband_kernel import _play_round, _State
+
+    plan = sim.build_matchup(WB, W(i=9), W(i=1))[1]
+    n = 200_000
+    st = _State(plan.kernel, n)
+    st.status[:, 0], st.wounds[:, 0] = 2 - 1, 0          # knocked down
+    _play_round(plan.kernel, st, 3, np.random.default_rng(41))
+    assert_proportion(int((st.status[:, 1] == 3).sum()), n, 1 / 12, what="defender out of action")
