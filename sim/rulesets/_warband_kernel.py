@@ -275,7 +275,9 @@ def _order_pair(kp: KernelPlan, st: _State, stood_act, cls, r: int, first: bool,
     """One against one: who strikes first (a comparison instead of a sort), then both batches."""
     status = st.status
     active = 0 if r % 2 == 1 else 1
-    ca = np.where(stood_act, 2, cls[active]) if stood_act.any() else np.full(stood_act.size, cls[active], np.int8)
+    # int64 keys: class * 64 must not wrap around
+    ca = np.where(stood_act, 2, cls[active]).astype(np.int64) if stood_act.any() else np.full(
+        stood_act.size, cls[active], np.int64)
     co = cls[1 - active]
     ka, ko = ca * 64 - kp.sides[active].i, co * 64 - kp.sides[1 - active].i
     tie = ka == ko

@@ -309,6 +309,7 @@ def test_one_on_one_to_the_end_matches_the_markov_chain(att, dfn, sa, sd):
 GRID = [
     ("Mercenary Captain", "Swordsman", {}, "end", None),
     ("Champion", "Ogre Brute", {}, "end", None),
+    ("Champion", "Zealot", {}, "end", {"attacker": {"i": 6}}),          # double-handed: last despite I 6
     ("Pit Fighter", "Dwarf Clansman", {}, 3, None),
     ("Elf Blademaster", "Zealot", {"attacker": {"charging": False}}, "end", None),
     ("Skaven Verminkin", "Spearman", {}, 2, None),
