@@ -10,9 +10,11 @@ scripted-dice tests rely on), per striker's batch against a standing target:
 4. injury dice, one per wound at or beyond W = 0, in wound order;
 5. the helmet die, if the kept result is stunned.
 
-Against a knocked-down target each attack auto-hits and steps 3 is rolled per
+Against a knocked-down target each attack auto-hits and step 3 is rolled per
 attack until one wound is unsaved (out of action). Strike-order roll-offs: each
-tied model rolls a d6, ties re-roll, before the phase's first blow.
+tied model rolls a d6, ties re-roll, before the phase's first blow. Before each
+round, a warrior whose opponents are all out of action joins the live enemy with
+the fewest live opponents ([INTERP], see ``_rejoin``).
 """
 
 from __future__ import annotations
