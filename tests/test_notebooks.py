@@ -107,3 +107,19 @@ def test_explorer_works_for_every_ruleset(ruleset: str) -> None:
     assert ex.error is None, ex.error
     assert ex.command().startswith(f"meleelab fight {ruleset} ")
     assert abs(ex.table["value"].iloc[:3].sum() - 1) < 1e-12
+
+
+def test_guide_lists_every_field_of_every_ruleset() -> None:
+    """docs/guide.md's field tables are generated from the schemas; this catches a schema that moved on."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "guide.md").read_text(encoding="utf-8")
+    reference = guide.split("## 11. Field reference", 1)[-1]
+    missing = []
+    for rs in sim.rulesets():
+        head = f"### `{rs.id}`:"
+        if head not in reference:
+            missing.append(f"{rs.id} (no section)")
+            continue
+        section = reference.split(head, 1)[1].split("\n### `", 1)[0]
+        names = [f.name for f in rs.unit_fields] + [s.name for s in rs.state_fields] + [f.name for f in rs.option_fields]
+        missing += [f"{rs.id}.{n}" for n in names if f"| `{n}` |" not in section]
+    assert not missing, f"docs/guide.md section 11 lacks {', '.join(missing)}: regenerate the field tables"
