@@ -49,8 +49,22 @@ def d6_rate(seconds: float = 0.3, repeats: int = 3) -> float:
 
 
 def bench_ruleset(rs: Ruleset, *, seconds: float = 0.5, repeats: int = 3, d6_per_second: float) -> dict[str, Any]:
-    """Kernel (engine, one process) and reference rates on the ruleset's standard matchup."""
-    att, dfn, states, rounds = rs.bench_matchup()
+    """Kernel (engine, one process) and reference rates on the ruleset's standard matchup.
+
+    Further matchups the ruleset names (``bench_extra_matchups``) are measured the
+    same way and listed under ``"extra"``.
+    """
+    entry = bench_matchup(rs, rs.bench_matchup(), seconds=seconds, repeats=repeats, d6_per_second=d6_per_second)
+    extra = [bench_matchup(rs, m, seconds=seconds, repeats=repeats, d6_per_second=d6_per_second)
+             for m in rs.bench_extra_matchups()]
+    if extra:
+        entry["extra"] = extra
+    return entry
+
+
+def bench_matchup(rs: Ruleset, matchup: tuple, *, seconds: float, repeats: int, d6_per_second: float) -> dict[str, Any]:
+    """Rates for one matchup ``(attacker, defender, states, rounds)`` of the default roster."""
+    att, dfn, states, rounds = matchup
     _, plan = sim.build_matchup(rs, att, dfn, states=states)
     root = root_sequence(12345)
     blocks = 4
@@ -94,5 +108,6 @@ def bench(rulesets: list[str] | None = None, *, seconds: float = 0.5, repeats: i
         out["rulesets"][rs.id] = bench_ruleset(rs, seconds=seconds, repeats=repeats, d6_per_second=d6)
     out["d6_per_second"] = max(d6, d6_rate())  # measured again after the kernels: the better of two
     for entry in out["rulesets"].values():
-        entry["d6_equivalents"] = out["d6_per_second"] / entry["kernel_per_second"]
+        for e in [entry, *entry.get("extra", [])]:
+            e["d6_equivalents"] = out["d6_per_second"] / e["kernel_per_second"]
     return out

@@ -132,10 +132,11 @@ def bench_cmd(rulesets: tuple[str, ...], as_json: bool, seconds: float) -> None:
         return
     click.echo(f"bare d6 draws: {out['d6_per_second']:,.0f} per second (int8, one core)")
     rows = []
-    for rid, e in out["rulesets"].items():
-        rows.append({"ruleset": rid, "matchup": e["matchup"], "kernel/s": f"{e['kernel_per_second']:,.0f}",
-                     "reference/s": f"{e['reference_per_second']:,.0f}", "speedup": f"{e['speedup']:,.0f}x",
-                     "d6-equivalents": f"{e['d6_equivalents']:.2f}"})
+    for rid, entry in out["rulesets"].items():
+        for e in [entry, *entry.get("extra", [])]:
+            rows.append({"ruleset": rid, "matchup": e["matchup"], "kernel/s": f"{e['kernel_per_second']:,.0f}",
+                         "reference/s": f"{e['reference_per_second']:,.0f}", "speedup": f"{e['speedup']:,.0f}x",
+                         "d6-equivalents": f"{e['d6_equivalents']:.2f}"})
     _print_table(rows, list(rows[0]))
 
 

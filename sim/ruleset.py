@@ -230,6 +230,10 @@ class Ruleset:
         """The standard benchmark matchup: names in the default roster, states, rounds."""
         raise NotImplementedError
 
+    def bench_extra_matchups(self) -> tuple[tuple[str, str, dict[str, dict[str, Any]], Rounds], ...]:
+        """Further benchmark matchups an issue sets a goal for (same shape as :meth:`bench_matchup`)."""
+        return ()
+
     def describe(self) -> dict[str, Any]:
         return {
             "id": self.id,

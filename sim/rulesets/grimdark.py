@@ -238,6 +238,10 @@ class Grimdark(Ruleset):
     def bench_matchup(self) -> tuple[str, str, dict[str, dict[str, Any]], Rounds]:
         return "Troopers", "Troopers", {}, END
 
+    def bench_extra_matchups(self):
+        # issue 3's second goal: a mixed 5-model squad with a power-fist sergeant against 10 models
+        return (("Assault squad", "Troopers", {}, END),)
+
 
 #: Chain tables by matchup content, so that the plan copies a worker unpickles for
 #: each task of one matchup build them once per process (bounded, oldest dropped).
