@@ -104,3 +104,13 @@ def test_default_rosters_load_for_every_ruleset():
         roster = sim.default_roster(rs.id)
         assert len(roster) >= 2
         assert all(u.points is not None for u in roster.units.values())
+
+
+def test_roster_for_another_ruleset_is_refused(tmp_path, capsys):
+    path = write(tmp_path, GOOD)
+    msg = one_line_error(path, "grimdark")
+    assert str(path) in msg and "field 'ruleset'" in msg and "grimdark" in msg
+    from analysis.cli import main
+
+    assert main(["fight", "grimdark", "AFS", "AFS", "--roster", str(path)]) == 2
+    assert "a grimdark roster" in capsys.readouterr().err
