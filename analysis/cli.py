@@ -450,6 +450,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     writes one folder per ruleset (its shipped roster) and reports/index.html.
     The same seed and settings give byte-identical CSV files.
     """
+    import os
     import time
 
     from .report import build_report, write_all
@@ -460,7 +461,8 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
         result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
                            half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
                            workers=workers)
-        click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s (index: {out}/index.html)")
+        click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
+                   f"(index: {os.path.join(out, 'index.html')})")
         for rid, why in result["failed"].items():
             click.echo(f"not generated: {rid}: {why}", err=True)
         return 1 if result["failed"] else 0
@@ -479,7 +481,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
         close()
     paths = rep.write(out)
     click.echo(f"{rs.id}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
-               f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files to {out} ({out}/report.html)")
+               f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files ({os.path.join(out, 'report.html')})")
     return 0
 
 
