@@ -5,10 +5,12 @@
 Public names
 ------------
 fight            simulate N fights of one matchup -> FightResult
+unit             build one unit profile from fields (validated like a roster entry)
 rulesets         the registered rulesets
 get_ruleset      one ruleset by id
 load_roster      units from a TOML or CSV file
 default_roster   the example roster shipped for a ruleset
+roster_from_dict a roster from a mapping (the shape a TOML roster parses to)
 build_matchup    validate a matchup and prepare its plan
 parse_settings   split ``--set`` strings into states, overrides and options
 FightResult      probabilities with intervals, damage with errors, provenance
@@ -25,18 +27,20 @@ try:
 except PackageNotFoundError:  # running from a source tree
     __version__ = "0.1.0"
 
-from .api import build_matchup, fight, parse_settings, rulesets
+from .api import build_matchup, fight, parse_settings, rulesets, unit
 from .errors import InputError, MatchupError, MeleelabError
 from .results import FightResult
-from .roster import Roster, default_roster, load_roster
+from .roster import Roster, default_roster, load_roster, roster_from_dict
 from .rulesets import get_ruleset
 
 __all__ = [
     "fight",
+    "unit",
     "rulesets",
     "get_ruleset",
     "load_roster",
     "default_roster",
+    "roster_from_dict",
     "build_matchup",
     "parse_settings",
     "FightResult",

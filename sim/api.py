@@ -17,9 +17,34 @@ from .roster import Roster, default_roster, load_roster
 from .ruleset import SIDES, Matchup, Rounds, Ruleset, parse_rounds
 from .rulesets import all_rulesets, get_ruleset
 
-__all__ = ["fight", "rulesets", "build_matchup", "parse_settings", "provenance", "Settings"]
+__all__ = ["fight", "unit", "rulesets", "build_matchup", "parse_settings", "provenance", "Settings"]
 
 Settings = tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any]]
+
+
+def unit(ruleset: str | Ruleset, **fields: Any) -> Any:
+    """Build one unit profile from keyword fields, validated like a roster entry.
+
+    Parameters
+    ----------
+    ruleset : str or Ruleset
+    **fields
+        The ruleset's unit fields (``name`` is required), as in a ``[[unit]]`` table.
+
+    Returns
+    -------
+    object
+        The ruleset's frozen unit profile.
+
+    Examples
+    --------
+    >>> import sim
+    >>> afs = sim.unit("mecha", name="AFS", defence=2, physical=0, armour="B")
+    >>> sim.fight("mecha", afs, "Nutrocker", trials=1000, seed=1).trials
+    1000
+    """
+    rs = get_ruleset(ruleset)
+    return rs.parse_unit(fields, Where("unit()", str(fields.get("name", "?"))))
 
 
 def rulesets() -> list[Ruleset]:

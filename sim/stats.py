@@ -39,4 +39,5 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval always contains p; at k = 0 or k = n rounding can put the bound 1e-17 on the wrong side.
+    return min(max(0.0, centre - half), p), max(min(1.0, centre + half), p)

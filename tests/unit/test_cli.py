@@ -107,3 +107,12 @@ def test_public_api_names_import():
 
     for name in sim.__all__:
         assert hasattr(sim, name), name
+
+
+def test_unit_builds_a_validated_profile():
+    import sim
+
+    afs = sim.unit("mecha", name="AFS2", defence=2, physical=0, armour="B", points=20)
+    assert afs.defence == 2 and afs.engageable is True
+    with pytest.raises(sim.InputError, match="field 'defence'"):
+        sim.unit("mecha", name="X", defence=99, physical=0, armour="B")
