@@ -8,6 +8,12 @@ to-wound, saves, parryability per attack column) are precomputed in
 :func:`build_plan`. Dice are drawn as whole (fights, attacks) arrays; the
 scalar reference rolls the same dice one at a time, so the two agree in
 distribution (tested), not die for die.
+
+The optional small-group rules (``all_alone``, ``rout``) only ever apply to
+groups (a lone warrior never tests either), draw no random numbers when off,
+and are vectorised like the rest: :func:`_rout` before a round, :func:`_all_alone`
+at the end of the active side's phase (one inverse-CDF draw per automatic hit
+from :func:`auto_hit_cdf`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from numpy.typing import NDArray
 
 from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ..ruleset import END, Rounds
-from ._warband_single import SingleTable, single_table
+from ._warband_single import SingleTable, auto_hit_cdf, single_table
 from ._warband_tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
     WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
@@ -70,6 +76,12 @@ class KernelPlan:
     sides: tuple[SideInfo, SideInfo]
     #: blows[striker side][0 later rounds, 1 round 1]
     blows: tuple[tuple[Blows, Blows], tuple[Blows, Blows]]
+    all_alone: bool = False
+    rout: bool = False
+    #: Leadership of each side (0 if not given; only read when a switch is on).
+    ld: tuple[int, int] = (0, 0)
+    #: auto_hit[striker side][0 later rounds, 1 round 1]: CDF of the wounds of one automatic hit.
+    auto_hit: tuple | None = None
 
 
 def _blows(s: WarbandUnit, t: WarbandUnit, first_round: bool, fist_as_user: bool) -> Blows:
@@ -101,7 +113,8 @@ def _side(u: WarbandUnit, is_attacker: bool, charging: bool) -> SideInfo:
                     2 if last else 0 if first else 1, 2 if last else 1)
 
 
-def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool) -> KernelPlan:
+def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, *,
+               all_alone: bool = False, rout: bool = False) -> KernelPlan:
     """Precompute the per-side tables the kernel reads."""
     sides = (_side(att, True, charging), _side(dfn, False, charging))
     blows = []
@@ -113,7 +126,11 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
                 b = replace(b, single=single_table(b, ti.w, ti.parry_reroll, ti.step_aside, ti.helmet, ti.jump_up))
             pair.append(b)
         blows.append(tuple(pair))
-    return KernelPlan(sides, tuple(blows))
+    auto = None
+    if all_alone:
+        auto = tuple(tuple(auto_hit_cdf(b, ti.step_aside) for b in blows[k])
+                     for k, ti in ((0, sides[1]), (1, sides[0])))
+    return KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto)
 
 
 class _State:
@@ -154,9 +171,20 @@ def simulate(kp: KernelPlan, n: int, rng: np.random.Generator, rounds: Rounds, m
     fin_wounds = np.empty((n, nw), np.int8)
     fin_rounds = np.empty(n, np.int64)
     fin_done = np.empty(n, bool)
+    fin_rout = np.zeros(n, np.int8) if kp.rout else None     # winner of a routed fight, 0 if none
     r = 0
     while st.ids.size and r < limit:
         r += 1
+        if fin_rout is not None and r >= 2 and st.groups:
+            routed = _rout(kp, st, r, rng)
+            f = np.flatnonzero(routed)
+            if f.size:
+                ids = st.ids[f]
+                fin_status[ids], fin_wounds[ids], fin_rounds[ids], fin_done[ids] = st.status[f], st.wounds[f], r, True
+                fin_rout[ids] = DEFENDER if r % 2 == 1 else ATTACKER
+                st.keep(~routed)
+                if not st.ids.size:
+                    break
         _play_round(kp, st, r, rng)
         ooa = st.status == OUT_OF_ACTION
         if nw == 2:
@@ -186,6 +214,8 @@ def simulate(kp: KernelPlan, n: int, rng: np.random.Generator, rounds: Rounds, m
         oa < od, ATTACKER, np.where(oa > od, DEFENDER, np.where(
             da < dd, ATTACKER, np.where(da > dd, DEFENDER, DRAW)))))).astype(np.int8)
     w[capped] = DRAW
+    if fin_rout is not None:
+        w = np.where(fin_rout > 0, fin_rout, w).astype(np.int8)
     cats = []
     for sl in (slice(0, na), slice(na, nw)):
         s = fin_status[:, sl]
@@ -269,6 +299,54 @@ def _play_round(kp: KernelPlan, st: _State, r: int, rng: np.random.Generator) ->
                 continue
             rows, striker, target = target
             _batch(kp, st, rows, striker, target, side, first, rng)
+    if kp.all_alone:
+        _all_alone(kp, st, 0 if r % 2 == 1 else 1, first, rng)
+
+
+def _rout(kp: KernelPlan, st: _State, r: int, rng: np.random.Generator) -> NDArray[np.bool_]:
+    """Rout test of the active side at the start of round ``r``: which fights rout.
+
+    Tested where 4 x (warriors out of action) >= the side's count; 2D6 above its Ld routs.
+    """
+    side = 0 if r % 2 == 1 else 1
+    cols = slice(0, st.na) if side == 0 else slice(st.na, st.nw)
+    count = kp.sides[side].count
+    out = np.zeros(st.ids.size, bool)
+    rows = np.flatnonzero(4 * (st.status[:, cols] == OUT_OF_ACTION).sum(1) >= count)
+    if rows.size:
+        out[rows] = rng.integers(1, 7, size=(rows.size, 2)).sum(1) > kp.ld[side]
+    return out
+
+
+def _all_alone(kp: KernelPlan, st: _State, side: int, first: bool, rng: np.random.Generator) -> None:
+    """All Alone at the end of the phase for the active ``side``: its only standing warrior, touching
+    two or more standing enemies, tests 2D6 against Ld; on a fail each such enemy lands one automatic
+    hit (wounds only: it flees whatever the injury) and it leaves the fight as out of action."""
+    na = st.na
+    own = slice(0, na) if side == 0 else slice(na, st.nw)
+    foe = slice(na, st.nw) if side == 0 else slice(0, na)
+    up = st.status[:, own] == STANDING
+    rows = np.flatnonzero(up.sum(1) == 1)
+    if rows.size == 0:
+        return
+    tester = up[rows].argmax(1)
+    contact = st.contacts[rows, tester, :] if side == 0 else st.contacts[rows, :, tester]
+    nfoes = (contact & (st.status[rows, foe] == STANDING)).sum(1)
+    t = np.flatnonzero(nfoes >= 2)
+    if t.size == 0:
+        return
+    rows, tester, nfoes = rows[t], tester[t], nfoes[t]
+    fail = rng.integers(1, 7, size=(rows.size, 2)).sum(1) > kp.ld[side]
+    rows, tester, nfoes = rows[fail], tester[fail], nfoes[fail]
+    if rows.size == 0:
+        return
+    cdf = kp.auto_hit[1 - side][1 if first else 0]
+    u = rng.random((rows.size, int(nfoes.max())))
+    wounds = (u >= cdf[0]).astype(np.int16) + (u >= cdf[1])
+    wounds[np.arange(u.shape[1]) >= nfoes[:, None]] = 0
+    col = tester + (0 if side == 0 else na)
+    st.wounds[rows, col] = np.maximum(st.wounds[rows, col] - wounds.sum(1), 0)
+    st.status[rows, col] = OUT_OF_ACTION
 
 
 def _order_pair(kp: KernelPlan, st: _State, stood_act, cls, r: int, first: bool, rng: np.random.Generator) -> None:

@@ -15,6 +15,19 @@ attack until one wound is unsaved (out of action). Strike-order roll-offs: each
 tied model rolls a d6, ties re-roll, before the phase's first blow. Before each
 round, a warrior whose opponents are all out of action joins the live enemy with
 the fewest live opponents ([INTERP], see ``_rejoin``).
+
+Optional small-group rules (switches ``all_alone`` and ``rout``, off by default;
+when off no die is read for them):
+
+* Rout test, at the start of every round from round 2, before anything else:
+  2 dice (2D6) for the active side if at least 25 % of its warriors are out of
+  action; above the side's Ld it loses at once.
+* All Alone, at the end of the active side's hand-to-hand phase: 2 dice (2D6)
+  for its only standing warrior if it touches two or more standing enemies;
+  above its Ld, per standing enemy in contact (index order) the dice of one
+  automatic hit with that enemy's first attack column: to-wound, critical,
+  save, Step Aside (no injury dice: the warrior flees, which counts as out of
+  action, whatever the injury would have been).
 """
 
 from __future__ import annotations
@@ -118,7 +131,8 @@ def _strike_class(w: Warrior, round_no: int, attacker_charging: bool) -> int:
 
 class _Fight:
     def __init__(self, att_unit: WarbandUnit, def_unit: WarbandUnit, charging: bool, fist_as_user: bool,
-                 dice: DiceStream) -> None:
+                 dice: DiceStream, all_alone: bool = False) -> None:
+        self.all_alone = all_alone
         self.att = [Warrior("attacker", i, att_unit, att_unit.w) for i in range(att_unit.count)]
         self.dfn = [Warrior("defender", j, def_unit, def_unit.w) for j in range(def_unit.count)]
         self.contacts = pairing(att_unit.count, def_unit.count)
@@ -160,6 +174,35 @@ class _Fight:
             target = self.choose_target(s)
             if target is not None:
                 self.strike(s, target, round_no)
+        # 4. End of the phase: All Alone (optional switch).
+        if self.all_alone:
+            self.all_alone_test(active, round_no)
+
+    def all_alone_test(self, active: list[Warrior], round_no: int) -> None:
+        """All Alone: a warrior of the active side fighting two or more standing enemies with no
+        standing friend tests 2D6 against its Ld at the end of its (own turn's) combat phase.
+
+        [INTERP] In this simulator every friend is within 6", so "no standing friend" means no
+        other standing warrior on its side; the tester itself must be standing. On a fail each
+        standing enemy in contact gets one automatic hit (to wound, critical, save, Step Aside,
+        with its first attack column's weapon); then it flees: out of the combat, counted as
+        out of action. Injury dice are not rolled: fleeing removes it whatever they show.
+        """
+        standing = [w for w in active if w.status == STANDING]
+        if len(standing) != 1:
+            return
+        w = standing[0]
+        foes = [e for e in self.enemies_in_contact(w) if e.status == STANDING]
+        if len(foes) < 2:
+            return
+        if self.dice.d6() + self.dice.d6() <= w.unit.ld:
+            return                                        # passed: fights on
+        for e in foes:                                    # each opponent: one automatic hit
+            weapon = attack_columns(e.unit)[0]
+            strength = weapon_strength(e.unit, weapon, round_no == 1, self.fist_as_user)
+            wounds, _, _ = self.wound_and_save(e, w, weapon, strength, False)
+            w.wounds = max(w.wounds - wounds, 0)
+        w.status = OUT_OF_ACTION                          # fled: out of the combat
 
     def choose_target(self, s: Warrior) -> Warrior | None:
         """Standing enemies first; else stunned, then knocked-down ones it did not put down itself."""
@@ -269,15 +312,39 @@ def side_outcome(warriors: list[Warrior]) -> int:
     return 1
 
 
+def rout_test(side: list[Warrior], dice: DiceStream) -> bool:
+    """Rout test of the active side at the start of its turn: True if it routs.
+
+    Taken when at least 25 % of the side (warriors out of action or fled, against its starting
+    count) are out of action; 2D6 against the side's highest Ld; above it, the side routs.
+    """
+    ooa = sum(w.status == OUT_OF_ACTION for w in side)
+    if 4 * ooa < len(side):
+        return False
+    return dice.d6() + dice.d6() > max(w.unit.ld for w in side)
+
+
 def resolve_fight(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, dice: DiceStream,
-                  rounds: Rounds, max_rounds: int) -> TrialOutcome:
-    """One fight from the attacker's charge turn until the end or ``rounds`` rounds."""
-    f = _Fight(att, dfn, charging, fist_as_user, dice)
+                  rounds: Rounds, max_rounds: int, *, all_alone: bool = False, rout: bool = False) -> TrialOutcome:
+    """One fight from the attacker's charge turn until the end or ``rounds`` rounds.
+
+    With ``rout``, a side that fails its rout test at the start of one of its turns (round 2 on)
+    loses at once: the fight ends in that round, the other side wins, and both sides keep their
+    current state (categories, damage, warriors out of action).
+    """
+    f = _Fight(att, dfn, charging, fist_as_user, dice, all_alone)
     limit = max_rounds if rounds == END else int(rounds)
     fought = 0
     done = False
+    routed = None
     while fought < limit and not done:
         fought += 1
+        if rout and fought >= 2:
+            active = f.att if fought % 2 == 1 else f.dfn
+            if rout_test(active, dice):
+                routed = ATTACKER if active is f.att else DEFENDER
+                done = True
+                break
         f.play_round(fought)
         done = all(w.status == OUT_OF_ACTION for w in f.att) or all(w.status == OUT_OF_ACTION for w in f.dfn)
     ooa_a = sum(w.status == OUT_OF_ACTION for w in f.att)
@@ -287,6 +354,8 @@ def resolve_fight(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_us
     capped = rounds == END and not done
     if capped:
         winner = DRAW
+    elif routed is not None:
+        winner = DEFENDER if routed == ATTACKER else ATTACKER
     elif ooa_d == len(f.dfn):
         winner = ATTACKER
     elif ooa_a == len(f.att):

@@ -21,7 +21,7 @@ from ._warband_tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, critical_result, injury_result,
 )
 
-__all__ = ["SingleTable", "single_table"]
+__all__ = ["SingleTable", "single_table", "auto_hit_cdf"]
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,29 @@ def single_table(b, t_w: int, parry_reroll: bool, step_aside: bool, helmet: bool
         prob[i * K:(i + 1) * K] = p
         alias[i * K:(i + 1) * K] = i * K + a
     return SingleTable(K, prob, alias, nw, ns, hit, 2 * (t_w + 1))
+
+
+def auto_hit_cdf(b, step_aside: bool) -> NDArray[np.float64]:
+    """Unsaved wounds of one automatic hit with the first attack column of ``b`` (All Alone).
+
+    To wound, a critical on a natural 6 if less than 6 is needed (vital part: saved by the
+    armour save; exposed spot and master strike: no save; both 2 wounds), the armour save,
+    Step Aside. Returns ``[P(0 wounds), P(at most 1 wound)]`` for inverse-CDF sampling.
+    """
+    need_w, save = int(b.need_wound[0]), int(b.save[0])
+    p_save = max(0, 7 - save) / 6 if save <= 6 else 0.0
+    p_step = 2 / 6 if step_aside else 0.0
+    p1 = p2 = 0.0
+    for d in range(need_w, 7):
+        if d == 6 and bool(b.crit_ok[0]):
+            for c in range(1, 7):
+                kind = critical_result(c + b.crit_mod)
+                ps = 0.0 if kind in (EXPOSED_SPOT, MASTER_STRIKE) else p_save
+                p2 += 1 / 36 * (1 - ps) * (1 - p_step)
+        else:
+            p1 += 1 / 6 * (1 - p_save) * (1 - p_step)
+    p0 = 1 - p1 - p2
+    return np.array([p0, p0 + p1])
 
 
 def _alias(p: list[float]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:

@@ -18,8 +18,30 @@ first, lowest index); with two different weapons one attack is made with the
 second weapon listed; a warrior whose every opponent is out of action joins the
 live enemy with the fewest opponents at the start of the next round (no charge
 bonus); Step Aside also protects knocked-down warriors and applies to critical
-hits that allow no armour save. The optional All Alone and rout tests are not
-implemented, so no switch is offered.
+hits that allow no armour save.
+
+The spec's optional small-group rules are switches, both off by default (then
+no die is rolled for them and results are exactly those without them):
+
+* ``all_alone``: at the end of the active side's hand-to-hand phase, its only
+  standing warrior, if it touches two or more standing enemies, tests 2D6
+  against its ``ld``. Every friend counts as "within 6 inches" here, so "no
+  standing friend" means no other standing warrior on its side. On a fail each
+  standing enemy in contact gets one automatic hit (its first attack column's
+  weapon: to wound, critical, save, Step Aside; wounds count as damage), then
+  the warrior flees: it leaves the combat and is counted as out of action in
+  every outcome (categories, the ``out_of_action_*`` extras, the winner rule).
+* ``rout``: at the start of every round from round 2, the active side tests
+  2D6 against its highest ``ld`` if at least 25 % of its starting warriors are
+  out of action (fled ones included): ``4 * out_of_action >= count``. On a fail
+  the fight ends in that round and the other side wins; each side's category,
+  damage and out-of-action count are its state at that moment (a routed side
+  usually shows ``standing``; ``down`` can now also end a fight to the
+  ``end``). The fight's rounds count the round whose start saw the rout. A lone
+  warrior never tests (its loss ends the fight anyway).
+
+With either switch on, each warrior needs ``ld``: a missing one is an input
+error naming the unit and field (there is no default Leadership).
 """
 
 from __future__ import annotations
@@ -52,6 +74,8 @@ class WarbandPlan:
     charging: bool
     fist_as_user: bool
     kernel: KernelPlan
+    all_alone: bool = False
+    rout: bool = False
 
 
 class Warband(Ruleset):
@@ -74,7 +98,7 @@ class Warband(Ruleset):
         Field("i", "int", "Initiative", lo=1, hi=10),
         Field("w", "int", "Wounds", lo=1, hi=10),
         Field("a", "int", "Attacks", lo=1, hi=10),
-        Field("ld", "int", "Leadership (only for the All Alone test, not implemented)", lo=2, hi=12,
+        Field("ld", "int", "Leadership (needed by the all_alone and rout switches)", lo=2, hi=12,
               default=None, optional=True),
         Field("armour", "choice", "body armour", choices=tuple(ARMOUR_SAVE), default="none"),
         Field("shield", "bool", "carries a shield (+1 save)", default=False),
@@ -92,6 +116,11 @@ class Warband(Ruleset):
     option_fields = (
         Field("fist_strength", "choice", 'fist Strength: "user-1" (rulebook copy, default) or "user" (BSData)',
               choices=("user-1", "user"), default="user-1"),
+        Field("all_alone", "bool", "All Alone test: a lone warrior facing 2+ standing enemies tests 2D6 vs Ld "
+              "at the end of its turn's combat phase; on a fail each takes an auto-hit and it flees "
+              "(counted as out of action)", default=False),
+        Field("rout", "bool", "Rout test: from round 2, the active side with >= 25% out of action tests 2D6 "
+              "vs its highest Ld; on a fail it loses at once", default=False),
     )
     extras = (
         Extra("out_of_action_attacker", "mean", "attacking warriors out of action at the end"),
@@ -117,8 +146,19 @@ class Warband(Ruleset):
             check_equipment(u, Where("matchup", u.name))
         charging = bool(matchup.state("attacker", "charging"))
         fist_as_user = matchup.options["fist_strength"] == "user"
+        all_alone = bool(matchup.options.get("all_alone", False))
+        rout = bool(matchup.options.get("rout", False))
+        if all_alone or rout:
+            for side in ("attacker", "defender"):
+                u = matchup.unit(side)
+                if u.ld is None:
+                    switch = "all_alone" if all_alone else "rout"
+                    raise Where("matchup", u.name).error(
+                        "ld", None, f"a Leadership 2..12 (the {switch} switch is on)")
         return WarbandPlan(matchup, matchup.attacker, matchup.defender, charging, fist_as_user,
-                           build_plan(matchup.attacker, matchup.defender, charging, fist_as_user))
+                           build_plan(matchup.attacker, matchup.defender, charging, fist_as_user,
+                                      all_alone=all_alone, rout=rout),
+                           all_alone, rout)
 
     # ------------------------------------------------------------- behaviour
     def simulate(self, plan: WarbandPlan, n: int, rng: np.random.Generator, rounds: Rounds,
@@ -126,7 +166,8 @@ class Warband(Ruleset):
         return simulate(plan.kernel, n, rng, rounds, max_rounds)
 
     def resolve_one(self, plan: WarbandPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
-        return resolve_fight(plan.attacker, plan.defender, plan.charging, plan.fist_as_user, dice, rounds, max_rounds)
+        return resolve_fight(plan.attacker, plan.defender, plan.charging, plan.fist_as_user, dice, rounds, max_rounds,
+                             all_alone=plan.all_alone, rout=plan.rout)
 
     def bench_matchup(self):
         return "Mercenary Warrior", "Youngblood", {}, "end"

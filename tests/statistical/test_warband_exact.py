@@ -389,3 +389,111 @@ def test_kernel_stood_up_warrior_strikes_last():
     st.status[:, 0], st.wounds[:, 0] = 2 - 1, 0          # knocked down
     _play_round(plan.kernel, st, 3, np.random.default_rng(41))
     assert_proportion(int((st.status[:, 1] == 3).sum()), n, 1 / 12, what="defender out of action")
+
+
+# ------------------------------------------------------------ optional small-group rules
+def p_2d6_above(ld: int) -> F:
+    """P(2D6 > Ld), by enumerating the 36 throws."""
+    return F(sum(1 for a, b in itertools.product(range(1, 7), repeat=2) if a + b > ld), 36)
+
+
+def test_2d6_fail_chances_by_hand():
+    assert (p_2d6_above(7), p_2d6_above(8), p_2d6_above(12), p_2d6_above(2)) == (F(15, 36), F(10, 36), 0, F(35, 36))
+
+
+SWITCH_GRID = [
+    # 1 v 2: the lone Youngblood tests All Alone every one of its turns
+    ("Youngblood", "Mercenary Warrior", {"all_alone": True}, "end",
+     {"attacker": {"ld": 6}, "defender": {"count": 2, "ld": 7}}),
+    ("Youngblood", "Mercenary Warrior", {"all_alone": True, "rout": True}, "end",
+     {"attacker": {"ld": 6, "w": 2}, "defender": {"count": 2, "ld": 5}}),
+    # 3 v 2 with both switches, to the end and for 4 rounds
+    ("Youngblood", "Mercenary Warrior", {"all_alone": True, "rout": True}, "end",
+     {"attacker": {"count": 3, "ld": 6}, "defender": {"count": 2, "ld": 6}}),
+    ("Orc Boy", "Swordsman", {"all_alone": True, "rout": True}, 4,
+     {"attacker": {"count": 3, "ld": 5}, "defender": {"count": 2, "ld": 7}}),
+]
+
+
+@pytest.mark.parametrize("att, dfn, options, rounds, over", SWITCH_GRID)
+def test_switches_kernel_matches_reference_in_distribution(att, dfn, options, rounds, over):
+    plan = sim.build_matchup(WB, att, dfn, options=options, overrides=over)[1]
+    k = WB.simulate(plan, 100_000, np.random.default_rng(51), rounds, 50).expand()
+    dice = RandomDice(np.random.default_rng(52))
+    r = Outcomes.stack([WB.resolve_one(plan, dice, rounds, 50) for _ in range(6_000)])
+    for f in ("winner", "damage_to_attacker", "damage_to_defender", "category_attacker", "category_defender", "rounds"):
+        assert_same_distribution(np.bincount(getattr(k, f)), np.bincount(getattr(r, f)), what=f"{att} v {dfn}: {f}")
+    for e in ("out_of_action_attacker", "out_of_action_defender"):
+        assert_same_distribution(np.bincount(k.extras[e]), np.bincount(r.extras[e]), what=e)
+
+
+def test_all_alone_in_a_harmless_fight_is_a_geometric_number_of_own_turns():
+    """1 v 2 where nobody can wound (S1 against T5): only the lone charger's All Alone test (Ld 7,
+    fails with 15/36, taken in its own turns 1, 3, 5, ...) ends the fight; the fled warrior is out of
+    action, so the defenders win in round 2k - 1 with (21/36)^(k-1) 15/36; 25 passes reach the cap."""
+    q = p_2d6_above(7)
+    probs = np.zeros(51)
+    for k in range(1, 26):
+        probs[2 * k - 1] = float((1 - q) ** (k - 1) * q)
+    probs[50] = float((1 - q) ** 25)
+    att, dfn = W(s=1, t=5, ld=7), W(s=1, t=5, count=2, ld=2)
+    plan = sim.build_matchup(WB, att, dfn, options={"all_alone": True})[1]
+    n = 200_000
+    out = WB.simulate(plan, n, np.random.default_rng(61), "end", 50).expand()
+    assert_distribution(np.bincount(out.rounds, minlength=51), probs, what="rounds")
+    assert_proportion(int((out.winner == 2).sum()), n, float(1 - (1 - q) ** 25), what="defenders win")
+    assert out.damage_to_attacker.max() == 0 and (out.category_attacker[out.winner == 2] == 0).all()
+    dice = RandomDice(np.random.default_rng(62))
+    ref = Outcomes.stack([WB.resolve_one(plan, dice, "end", 50) for _ in range(20_000)])
+    assert_proportion(int((ref.rounds == 1).sum()), 20_000, float(q), what="reference: fled in round 1")
+
+
+def _auto_hit_wounds_exact(w: int, ld: int) -> list[F]:
+    """Damage to a lone W``w`` warrior (Ld ``ld``) from one All Alone test against two plain axemen
+    (S3 vs T3, no armour): each automatic hit does 0 (to wound 1-3), 1 (4-5) or 2 (6: every
+    critical does 2 wounds and none is saved without armour) wounds; damage is capped at W."""
+    q = p_2d6_above(ld)
+    one = {0: F(1, 2), 1: F(1, 3), 2: F(1, 6)}
+    dist = [F(0)] * (w + 1)
+    dist[0] += 1 - q
+    for a, b in itertools.product(one, repeat=2):
+        dist[min(a + b, w)] += q * one[a] * one[b]
+    return dist
+
+
+def test_all_alone_automatic_hits_exact_kernel_and_reference():
+    from sim.rulesets._warband_kernel import _all_alone, _State
+    from sim.rulesets._warband_reference import _Fight
+
+    exact = _auto_hit_wounds_exact(3, 8)
+    att, dfn = W(w=3, ld=8), W(count=2, ld=7)
+    plan = sim.build_matchup(WB, att, dfn, options={"all_alone": True})[1]
+    n = 200_000
+    st = _State(plan.kernel, n)
+    _all_alone(plan.kernel, st, 0, False, np.random.default_rng(71))
+    assert_distribution(np.bincount(3 - st.wounds[:, 0], minlength=4), [float(x) for x in exact], what="kernel")
+    assert_proportion(int((st.status[:, 0] == 3).sum()), n, float(p_2d6_above(8)), what="kernel fled")
+    dice = RandomDice(np.random.default_rng(72))
+    dmg = []
+    for _ in range(20_000):
+        f = _Fight(att, dfn, True, False, dice, all_alone=True)
+        f.all_alone_test(f.att, 3)
+        dmg.append(3 - f.att[0].wounds)
+    assert_distribution(np.bincount(dmg, minlength=4), [float(x) for x in exact], what="reference")
+
+
+def test_rout_test_chance_exact_kernel_and_reference():
+    """A side of 4 with one warrior out of action (25 %) tests at the start of its turn: 2D6 > Ld 8."""
+    from sim.rulesets._warband_kernel import _rout, _State
+    from sim.rulesets._warband_reference import Warrior, rout_test
+
+    q = float(p_2d6_above(8))
+    plan = sim.build_matchup(WB, W(count=4, ld=8), W(count=2, ld=8), options={"rout": True})[1]
+    n = 200_000
+    st = _State(plan.kernel, n)
+    st.status[:, 0] = 3
+    assert_proportion(int(_rout(plan.kernel, st, 3, np.random.default_rng(81)).sum()), n, q, what="kernel")
+    assert not _rout(plan.kernel, st, 2, np.random.default_rng(81)).any()       # the defenders: none lost
+    dice = RandomDice(np.random.default_rng(82))
+    side = [Warrior("attacker", i, W(count=4, ld=8), 1, status=3 if i == 0 else 0) for i in range(4)]
+    assert_proportion(sum(rout_test(side, dice) for _ in range(20_000)), 20_000, q, what="reference")

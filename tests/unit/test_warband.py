@@ -564,3 +564,112 @@ def test_text_overrides_parse_lists():
     m, plan = sim.build_matchup(WB, "Youngblood", "Orc Boy", overrides={"attacker": {"weapons": "sword,dagger"}},
                                 from_text=True)
     assert m.attacker.weapons == ("sword", "dagger")
+
+
+# ------------------------------------------------------------ optional small-group rules
+def switched(att, dfn, dice, *, rounds="end", **opts):
+    """A scripted fight with the ``all_alone`` / ``rout`` switches."""
+    plan = sim.build_matchup(WB, att, dfn, options=opts)[1]
+    d = ScriptedDice(dice)
+    out = WB.resolve_one(plan, d, rounds, 50)
+    d.assert_exhausted()
+    return out
+
+
+def test_switches_are_off_by_default():
+    plan = sim.build_matchup(WB, W(), W())[1]
+    assert (plan.all_alone, plan.rout) == (False, False)
+    assert (plan.kernel.all_alone, plan.kernel.rout, plan.kernel.auto_hit) == (False, False, None)
+
+
+@pytest.mark.parametrize("opt", ["all_alone", "rout"])
+def test_a_switch_needs_leadership(opt):
+    with pytest.raises(InputError, match=rf"unit 'w'.*field 'ld'.*{opt}") as e:
+        sim.build_matchup(WB, W(ld=7), W(), options={opt: True})
+    assert "\n" not in str(e.value)
+    sim.build_matchup(WB, W(), W())                  # no switch: ld is not needed
+
+
+# 1 v 2, round 1: roll-off of the two defenders (6, 1), then the charger's to-hit, D1's, D2's;
+# then the lone charger's All Alone test (2D6 against Ld 7).
+ALONE_R1 = [6, 1, 1, 1, 1]
+
+
+def test_all_alone_pass_fights_on():
+    out = switched(W(ld=7), W(count=2, ld=7), ALONE_R1 + [3, 4], rounds=1, all_alone=True)
+    assert (out.winner, out.rounds, out.category_attacker, out.damage_to_attacker) == (DRAW, 1, 2, 0)
+    assert switched(W(ld=7), W(count=2, ld=7), ALONE_R1, rounds=1).winner == DRAW     # off: no test dice
+
+
+def test_all_alone_fail_each_opponent_auto_hits_then_it_flees():
+    # 4 + 4 = 8 > Ld 7: D1's automatic hit wounds on 4 (1 wound); D2's wounds on a 6: critical,
+    # 5 = master strike (2 wounds, no save). 3 wounds on a W2 warrior: damage 2; no injury dice,
+    # it flees and counts as out of action: the defenders win in round 1.
+    out = switched(W(ld=7, w=2), W(count=2, ld=7), ALONE_R1 + [4, 4, 4, 6, 5], all_alone=True)
+    assert (out.winner, out.rounds, out.damage_to_attacker, out.category_attacker) == (DEFENDER, 1, 2, 0)
+    assert out.extras["out_of_action_attacker"] == 1
+    # the automatic hits are saved as usual: light armour + shield 5+ (axe: 6+); both fail to wound or are saved
+    out = switched(W(ld=7, armour="light", shield=True), W(count=2, ld=7), ALONE_R1 + [6, 6, 4, 6, 1], all_alone=True)
+    assert (out.winner, out.damage_to_attacker, out.category_attacker) == (DEFENDER, 0, 0)
+
+
+def test_all_alone_only_in_its_own_turn_and_only_when_alone_against_two():
+    # round 2 is the defenders' turn: roll-off A, D1, D2 (6, 2, 1), three misses, no test
+    out = switched(W(ld=7), W(count=2, ld=7), ALONE_R1 + [3, 4] + [6, 2, 1, 1, 1, 1], rounds=2, all_alone=True)
+    assert (out.winner, out.rounds) == (DRAW, 2)
+    # 2 v 2: every warrior has one opponent and a standing friend: no test
+    out = switched(W(count=2, ld=2), W(count=2, ld=2), [6, 1, 6, 1, 1, 1, 1, 1], rounds=1, all_alone=True)
+    assert out.winner == DRAW
+
+
+def test_all_alone_not_for_a_fallen_warrior_or_against_one_standing_enemy():
+    f = _Fight(W(ld=2), W(count=2), True, False, ScriptedDice([6, 6, 1, 1]), all_alone=True)
+    f.dfn[1].status = KD
+    f.all_alone_test(f.att, 1)                       # one standing enemy: no dice read
+    assert f.att[0].status == UP and f.dice.used == 0
+    f.dfn[1].status = UP
+    f.all_alone_test(f.att, 1)                       # two: 12 > 2 fails; auto-hit wound dice 1, 1
+    assert f.att[0].status == OOA
+    f.dice.assert_exhausted()
+
+
+# 2 v 2, round 1: roll-offs (6, 1) for the chargers and (6, 1) for the defenders; A1 takes D1 out of
+# action (4, 4, injury 5), A2 misses, D2 misses. Round 2 is the defenders' turn: 1 of 2 is out of
+# action (>= 25 %), so they take a rout test, 2D6 against Ld 7.
+ROUT_R1 = [6, 1, 6, 1, 4, 4, 5, 1, 1]
+
+
+def test_rout_fail_ends_the_fight_the_other_side_wins():
+    out = switched(W(count=2, ld=7), W(count=2, ld=7), ROUT_R1 + [4, 4], rout=True)
+    assert (out.winner, out.rounds, out.capped) == (ATTACKER, 2, False)
+    assert (out.category_defender, out.extras["out_of_action_defender"], out.damage_to_defender) == (2, 1, 1)
+
+
+def test_rout_pass_fights_on():
+    # 3 + 4 = 7 passes; round 2: A1 joins D2, roll-off A1, A2, D2 (6, 2, 1), three misses
+    out = switched(W(count=2, ld=7), W(count=2, ld=7), ROUT_R1 + [3, 4] + [6, 2, 1, 1, 1, 1], rounds=2, rout=True)
+    assert (out.winner, out.rounds, out.extras["out_of_action_defender"]) == (ATTACKER, 2, 1)
+    # the defenders' highest Ld counts; the test is against the leader
+    out = switched(W(count=2, ld=7), W(count=2, ld=9), ROUT_R1 + [4, 5] + [6, 2, 1, 1, 1, 1], rounds=2, rout=True)
+    assert out.rounds == 2 and out.extras["out_of_action_defender"] == 1
+
+
+def test_rout_threshold_is_a_quarter_of_the_starting_count():
+    from sim.rulesets._warband_reference import Warrior, rout_test
+
+    u = W(count=5, ld=7)
+    side = [Warrior("attacker", i, u, 1) for i in range(5)]
+    side[0].status = OOA
+    d = ScriptedDice([])
+    assert rout_test(side, d) is False               # 1 of 5 < 25 %: no dice
+    side[1].status = OOA
+    d = ScriptedDice([6, 2])
+    assert rout_test(side, d) is True and d.used == 2   # 2 of 5: tests, 8 > 7
+    assert rout_test(side, ScriptedDice([1, 6])) is False
+
+
+def test_kernel_switches_draw_nothing_when_off_and_fights_end_when_on():
+    plan = sim.build_matchup(WB, W(count=3, ld=6), W(count=2, ld=6), options={"all_alone": True, "rout": True})[1]
+    out = WB.simulate(plan, 20000, np.random.default_rng(5), "end", 50)
+    assert not out.capped.any() and out.winner.min() >= 1
+    assert out.damage_to_attacker.min() >= 0 and out.rounds.min() >= 1
