@@ -57,7 +57,7 @@ class FightResult:
         """``{"attacker": p, "defender": p, "draw": p}``."""
         n = self.trials
         w = self.tally.wins
-        return {"attacker": w[1] / n, "defender": w[2] / n, "draw": w[0] / n}
+        return {"attacker": int(w[1]) / n, "defender": int(w[2]) / n, "draw": int(w[0]) / n}
 
     @property
     def win_counts(self) -> dict[str, int]:
