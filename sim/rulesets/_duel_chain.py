@@ -195,6 +195,20 @@ def build_chain(plan: DuelPlan) -> Chain | None:
         entries += len(row)
         if len(states) > MAX_STATES or entries > MAX_ENTRIES:
             return None
+    return pack_chain(
+        rows,
+        terminal=[a[0] == 0 or d[0] == 0 for a, d in states],
+        wounds=[[a[0] for a, _ in states], [d[0] for _, d in states]],
+        misted=[[int(a[2]) for a, _ in states], [int(d[2]) for _, d in states]],
+    )
+
+
+def pack_chain(rows: list[list[tuple[int, float]]], **per_state: list) -> Chain:
+    """A :class:`Chain` from its transition rows ``[(next_state, p), ...]``: one alias table per row.
+
+    ``per_state`` gives the state arrays (``terminal``, ``wounds``, ``misted`` and,
+    for groups, ``alive``), indexed like ``rows``.
+    """
     row_start, row_len, keep_all, main_all, alias_all = [], [], [], [], []
     for row in rows:
         keep, alias = _alias([p for _, p in row])
@@ -203,16 +217,15 @@ def build_chain(plan: DuelPlan) -> Chain | None:
         keep_all += keep
         main_all += [t for t, _ in row]
         alias_all += [row[j][0] for j in alias]
+    arrays = {k: np.array(v, bool if k == "terminal" else np.int64) for k, v in per_state.items()}
     return Chain(
         start=0,
-        terminal=np.array([a[0] == 0 or d[0] == 0 for a, d in states]),
         row_start=np.array(row_start, np.int64),
         row_len=np.array(row_len, np.float64),
         alias_prob=np.array(keep_all, np.float64),
         next_main=np.array(main_all, np.int32),
         next_alias=np.array(alias_all, np.int32),
-        wounds=np.array([[a[0] for a, _ in states], [d[0] for _, d in states]], np.int64),
-        misted=np.array([[int(a[2]) for a, _ in states], [int(d[2]) for _, d in states]], np.int64),
+        **arrays,
     )
 
 

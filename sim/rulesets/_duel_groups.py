@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from math import comb
 
-import numpy as np
-
-from ._duel_chain import Chain, _alias, duel_probabilities
+from ._duel_chain import Chain, duel_probabilities, pack_chain
 from ._duel_plan import DuelPlan
 
 __all__ = ["build_group_chain"]
@@ -233,23 +231,10 @@ def build_group_chain(plan: DuelPlan) -> Chain | None:
                 return None
     except _TooBig:
         return None
-    row_start, row_len, keep_all, main_all, alias_all = [], [], [], [], []
-    for row in rows:
-        keep, alias = _alias([p for _, p in row])
-        row_start.append(len(keep_all))
-        row_len.append(len(row))
-        keep_all += keep
-        main_all += [t for t, _ in row]
-        alias_all += [row[j][0] for j in alias]
-    return Chain(
-        start=0,
-        terminal=np.array([not a or not d for a, d, _, _ in states]),
-        row_start=np.array(row_start, np.int64),
-        row_len=np.array(row_len, np.float64),
-        alias_prob=np.array(keep_all, np.float64),
-        next_main=np.array(main_all, np.int32),
-        next_alias=np.array(alias_all, np.int32),
-        wounds=np.array([[sum(a) for a, _, _, _ in states], [sum(d) for _, d, _, _ in states]], np.int64),
-        misted=np.array([[ma for _, _, ma, _ in states], [md for _, _, _, md in states]], np.int64),
-        alive=np.array([[len(a) for a, _, _, _ in states], [len(d) for _, d, _, _ in states]], np.int64),
+    return pack_chain(
+        rows,
+        terminal=[not a or not d for a, d, _, _ in states],
+        wounds=[[sum(a) for a, _, _, _ in states], [sum(d) for _, d, _, _ in states]],
+        misted=[[ma for _, _, ma, _ in states], [md for _, _, _, md in states]],
+        alive=[[len(a) for a, _, _, _ in states], [len(d) for _, d, _, _ in states]],
     )
