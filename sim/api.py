@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from .budget import Budget, check_copies, copies_for, resolve_budget, unit_points
 from .engine import ProgressCallback, run_tally
-from .errors import InputError, Where
+from .errors import InputError, MatchupError, Where
 from .results import FightResult
 from .rng import BLOCK_TRIALS, SeedLike, root_sequence
 from .roster import Roster, default_roster, load_roster
@@ -131,6 +132,8 @@ def build_matchup(
     options: Mapping[str, Any] | None = None,
     roster: Roster | str | Path | None = None,
     from_text: bool = False,
+    budget: Budget = None,
+    copies: Mapping[str, int] | None = None,
 ) -> tuple[Matchup, Any]:
     """Validate a matchup and prepare the ruleset's plan.
 
@@ -148,14 +151,24 @@ def build_matchup(
     roster : Roster, path or None
     from_text : bool
         Values are text (from ``--set``).
+    budget : number, "none" or None
+        Equal-points fight: each side fields ``floor(budget / points)`` copies of
+        its unit (at least one; see :mod:`sim.budget`). ``None`` uses the
+        roster's ``budget`` when it has one; ``"none"`` fights one unit a side.
+    copies : mapping, optional
+        ``{"attacker": k, "defender": k}``: field exactly these copies instead
+        (overrides ``budget``; used for fights at neighbouring copy counts).
 
     Returns
     -------
     (Matchup, plan)
+        ``matchup.attacker``/``defender`` are the fielded sides;
+        ``matchup.copies`` says how many copies each is.
     """
     rs = get_ruleset(ruleset)
     need_roster = isinstance(attacker, str) or isinstance(defender, str) or roster is not None
     ros = _roster_of(rs, roster) if need_roster else None
+    in_force = resolve_budget(budget, ros.budget if ros is not None else None)
     units = []
     for side, ref in (("attacker", attacker), ("defender", defender)):
         unit = ros.unit(ref) if isinstance(ref, str) else ref
@@ -171,7 +184,16 @@ def build_matchup(
     if ros is not None:
         rs.check_roster(units, opts, Where(ros.source))
     st = rs.resolve_states(states, from_text=from_text)
-    matchup = Matchup(units[0], units[1], st, opts)
+    counts = {"attacker": 1, "defender": 1}
+    if copies is not None or in_force is not None:
+        if not rs.fields_copies:
+            raise MatchupError(f"{rs.id}: {rs.copies_refusal}, so equal-points fights (--budget) are not available")
+        if copies is not None:
+            counts = check_copies(copies)
+        else:
+            counts = {side: copies_for(u, in_force) for side, u in zip(SIDES, units)}
+        units = [rs.copies(u, counts[side]) for side, u in zip(SIDES, units)]
+    matchup = Matchup(units[0], units[1], st, opts, counts, in_force if copies is None else None)
     return matchup, rs.prepare(matchup)
 
 
@@ -192,6 +214,8 @@ def fight(
     progress: ProgressCallback | None = None,
     stream: tuple[int, ...] = (),
     from_text: bool = False,
+    budget: Budget = None,
+    copies: Mapping[str, int] | None = None,
 ) -> FightResult:
     """Simulate ``trials`` fights between two units.
 
@@ -221,10 +245,16 @@ def fight(
         Random-stream address prefix; equal streams give common random numbers.
     from_text : bool
         State/override/option values are text (``--set``).
+    budget : number, "none" or None
+        Equal-points fight (see :func:`build_matchup`); default the roster's budget.
+    copies : mapping, optional
+        Explicit copies per side (see :func:`build_matchup`).
 
     Returns
     -------
     FightResult
+        ``settings["copies"]``, ``settings["budget"]`` and ``settings["fielded"]``
+        (points on the table per side) describe an equal-points fight.
 
     Examples
     --------
@@ -240,7 +270,8 @@ def fight(
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
         raise InputError(f"--trials: got {trials!r}, expected a positive integer")
     matchup, plan = build_matchup(
-        rs, attacker, defender, states=states, overrides=overrides, options=options, roster=roster, from_text=from_text
+        rs, attacker, defender, states=states, overrides=overrides, options=options, roster=roster, from_text=from_text,
+        budget=budget, copies=copies,
     )
     root = root_sequence(seed)
     tally = run_tally(rs, plan, int(trials), root, rounds=rounds, max_rounds=int(max_rounds),
@@ -253,6 +284,9 @@ def fight(
         "overrides": {k: dict(v) for k, v in (overrides or {}).items()},
         "attacker_profile": rs.unit_rows(matchup.attacker),
         "defender_profile": rs.unit_rows(matchup.defender),
+        "budget": matchup.budget,
+        "copies": dict(matchup.copies),
+        "fielded": {side: unit_points(matchup.unit(side)) for side in SIDES},
     }
     seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
     return FightResult(rs, matchup.attacker.name, matchup.defender.name, tally, settings,

@@ -4,6 +4,7 @@ TOML::
 
     ruleset = "mecha"
     description = "..."          # optional
+    budget = 500                 # optional: equal-points budget (rulesets that field copies)
     [options]                    # optional: ruleset switches
     second_m_destroys = false
     [[unit]]
@@ -27,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .budget import parse_budget
 from .errors import InputError, Where
 from .ruleset import Ruleset
 from .rulesets import get_ruleset
@@ -49,6 +51,9 @@ class Roster:
     source : str
         Where the roster came from.
     description : str
+    budget : float or None
+        The roster's equal-points budget (top-level ``budget = N``): the default
+        ``budget`` of every fight and analysis on this roster (see :mod:`sim.budget`).
     """
 
     ruleset: str
@@ -56,6 +61,7 @@ class Roster:
     options: dict[str, Any] = field(default_factory=dict)
     source: str = "<memory>"
     description: str = ""
+    budget: float | None = None
 
     def __getitem__(self, name: str) -> Any:
         return self.unit(name)
@@ -78,13 +84,18 @@ class Roster:
 
     def subset(self, names: list[str]) -> "Roster":
         """The roster restricted to ``names``, in that order."""
-        return Roster(self.ruleset, {n: self.unit(n) for n in names}, self.options, self.source, self.description)
+        return Roster(self.ruleset, {n: self.unit(n) for n in names}, self.options, self.source, self.description,
+                      self.budget)
 
     def with_unit(self, unit: Any) -> "Roster":
         """A copy with ``unit`` added (or replacing the unit of the same name)."""
         units = dict(self.units)
         units[unit.name] = unit
-        return Roster(self.ruleset, units, self.options, self.source, self.description)
+        return Roster(self.ruleset, units, self.options, self.source, self.description, self.budget)
+
+    def with_budget(self, budget: float | None) -> "Roster":
+        """A copy with another default budget (None: one unit a side)."""
+        return Roster(self.ruleset, self.units, self.options, self.source, self.description, budget)
 
 
 def load_roster(path: str | Path, ruleset: str | None = None) -> Roster:
@@ -133,7 +144,7 @@ def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>", rules
     """Build a roster from the mapping a TOML file parses to (see :func:`load_roster`)."""
     where = Where(source)
     rs = _ruleset_of(data.get("ruleset"), ruleset, where)
-    allowed = {"ruleset", "unit", "options", "description", "title"} | set(rs.roster_tables)
+    allowed = {"ruleset", "unit", "options", "description", "title", "budget"} | set(rs.roster_tables)
     for key in data:
         if key not in allowed:
             raise where.error(key, data[key], f"a top-level key of a {rs.id} roster ({', '.join(sorted(allowed))})")
@@ -157,7 +168,15 @@ def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>", rules
         raw = dict(raw)
         raw.setdefault("name", f"unit {i}")
         units.append(rs.parse_unit(raw, where.at(str(raw["name"]))))
-    return _finish(rs, units, options, where, description=str(data.get("description", data.get("title", ""))))
+    budget = None
+    if "budget" in data:
+        if not rs.fields_copies:
+            raise where.error("budget", data["budget"], f"no budget: {rs.id} cannot field copies ({rs.copies_refusal})")
+        budget = parse_budget(data["budget"], f"{source}: field 'budget'")
+        if not isinstance(budget, float):
+            raise where.error("budget", data["budget"], "a positive number of points")
+    roster = _finish(rs, units, options, where, description=str(data.get("description", data.get("title", ""))))
+    return roster.with_budget(budget)
 
 
 def _roster_from_csv(text: str, where: Where, ruleset: str | None) -> Roster:

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from .dice import DiceStream
-from .errors import InputError, Where
+from .errors import InputError, MatchupError, Where
 from .outcomes import Outcomes, TrialOutcome
 from .schema import Field, StateField, parse_fields
 
@@ -62,7 +62,8 @@ class Matchup:
     Attributes
     ----------
     attacker, defender : object
-        The ruleset's unit profiles (frozen dataclasses), overrides applied.
+        The ruleset's unit profiles (frozen dataclasses), overrides applied, as
+        fielded (``copies`` of the listed unit combined by :meth:`Ruleset.copies`).
     states : mapping
         ``{"attacker": {state: value}, "defender": {...}}``, every state present.
     options : mapping
@@ -73,6 +74,10 @@ class Matchup:
     defender: Any
     states: Mapping[str, Mapping[str, Any]]
     options: Mapping[str, Any]
+    #: Copies of each side's unit on the table (``attacker``/``defender`` are already the fielded sides).
+    copies: Mapping[str, int] = dataclasses.field(default_factory=lambda: {"attacker": 1, "defender": 1})
+    #: The equal-points budget that set ``copies`` (None: one unit a side, or copies given directly).
+    budget: float | None = None
 
     def unit(self, side: str) -> Any:
         return self.attacker if side == "attacker" else self.defender
@@ -212,6 +217,27 @@ class Ruleset:
                     raise where.error(key, raw, f"an option of {self.id} ({known})")
                 out[key] = f.parse_text(raw, where) if from_text and isinstance(raw, str) else f.parse(raw, where)
         return out
+
+    # ------------------------------------------------------------- copies
+    #: Whether k copies of a unit can fight together as one side (equal-points matchups).
+    fields_copies: ClassVar[bool] = False
+    #: Why not, in a few words, when ``fields_copies`` is False.
+    copies_refusal: ClassVar[str] = "a side is always one unit"
+
+    def copies(self, unit: Any, k: int) -> Any:
+        """``k`` copies of ``unit`` fighting together as one side (points multiplied by ``k``).
+
+        ``copies(unit, 1)`` is ``unit``. Rulesets that can field copies override
+        this and set ``fields_copies``; the base refuses with a one-line error.
+
+        Raises
+        ------
+        MatchupError
+            The ruleset cannot field copies, or ``k`` copies exceed its per-side limits.
+        """
+        if k == 1:
+            return unit
+        raise MatchupError(f"{self.id}: {self.copies_refusal}, so equal-points copies (--budget) are not available")
 
     # ----------------------------------------------------------- behaviour
     def prepare(self, matchup: Matchup) -> Any:

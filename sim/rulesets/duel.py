@@ -38,6 +38,7 @@ model a side) and ``_duel_groups`` (the same chain for small groups).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -113,6 +114,19 @@ class Duel(Ruleset):
 
     def unit_rows(self, unit: DuelUnit) -> list[dict[str, Any]]:
         return [unit_row(unit)]
+
+    # ------------------------------------------------------------ copies
+    fields_copies = True
+
+    def copies(self, unit: DuelUnit, k: int) -> DuelUnit:
+        """``k`` copies fight as one side: ``count`` and ``points`` multiplied (up to the count limit)."""
+        if k == 1:
+            return unit
+        limit = int(next(f.hi for f in self.unit_fields if f.name == "count"))
+        if unit.count * k > limit:
+            raise MatchupError(f"duel: {k} copies of {unit.name!r} ({unit.count} each) make {unit.count * k} "
+                               f"models, more than the {limit} a side can field; lower the budget")
+        return replace(unit, count=unit.count * k, points=None if unit.points is None else unit.points * k)
 
     def with_overrides(self, unit: DuelUnit, overrides: Mapping[str, Any], where: Where, *,
                        from_text: bool = False) -> DuelUnit:

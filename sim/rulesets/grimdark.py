@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,10 @@ from ._grimdark_units import (UNIT_FIELDS, Squad, parse_squad, squad_rows, squad
 
 __all__ = ["Grimdark", "RULESET"]
 
+
+#: Per-side limits of an equal-points fight (copies of a squad fielded together).
+MAX_FIELDED_MODELS = 400
+MAX_FIELDED_GROUPS = 40
 
 class Grimdark(Ruleset):
     """Squad against squad: strike steps by cover, Initiative and power fists; casualties after each step.
@@ -110,6 +115,21 @@ class Grimdark(Ruleset):
 
     def unit_rows(self, unit: Squad) -> list[dict[str, Any]]:
         return squad_rows(unit)
+
+    # ------------------------------------------------------------ copies
+    fields_copies = True
+
+    def copies(self, unit: Squad, k: int) -> Squad:
+        """``k`` copies fight as one squad: the model groups repeated in listed order (casualty order
+        g1, g2, ..., g1, g2, ...), ``points`` multiplied."""
+        if k == 1:
+            return unit
+        models, groups = unit.models * k, len(unit.groups) * k
+        if models > MAX_FIELDED_MODELS or groups > MAX_FIELDED_GROUPS:
+            raise MatchupError(f"grimdark: {k} copies of {unit.name!r} make {models} models in {groups} groups, "
+                               f"more than a side can field ({MAX_FIELDED_MODELS} models, {MAX_FIELDED_GROUPS} "
+                               "groups); lower the budget")
+        return replace(unit, groups=unit.groups * k, points=None if unit.points is None else unit.points * k)
 
     def with_overrides(self, unit: Squad, overrides: Mapping[str, Any], where: Where, *,
                        from_text: bool = False) -> Squad:

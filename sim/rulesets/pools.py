@@ -45,7 +45,7 @@ and round for longer fights.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,10 @@ from ._pools_kernel import (DESTROYED, HELD, RETREATED, ReceivedTables, RoundSet
 __all__ = ["PoolsUnit", "PoolsPlan", "Pools", "RULESET"]
 
 SIDES = ("attacker", "defender")
+
+
+#: Bases a side may field in an equal-points fight (copies merge into one block).
+MAX_FIELDED_BASES = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +148,26 @@ class Pools(Ruleset):
         row = self.unit_to_dict(unit)
         row["save"] = None if unit.save is None else f"{unit.save}+"
         return [row]
+
+    # ------------------------------------------------------------ copies
+    fields_copies = True
+
+    def copies(self, unit: PoolsUnit, k: int) -> PoolsUnit:
+        """``k`` copies form one block of ``k * bases`` bases with ``k * courage``.
+
+        The rules fight one unit against one unit, so copies merge into a larger
+        block: k times the dice and the bases to lose, and k times the hits it
+        takes to shake the block, so each original unit keeps its own nerve
+        (hits spread over k units shake none of them until each took ``courage``).
+        """
+        if k == 1:
+            return unit
+        if unit.bases * k > MAX_FIELDED_BASES:
+            raise MatchupError(f"pools: {k} copies of {unit.name!r} ({unit.bases} bases each) make "
+                               f"{unit.bases * k} bases, more than the {MAX_FIELDED_BASES} a side can field; "
+                               "lower the budget")
+        return replace(unit, bases=unit.bases * k, courage=unit.courage * k,
+                       points=None if unit.points is None else unit.points * k)
 
     def prepare(self, matchup: Matchup) -> PoolsPlan:
         if matchup.state("attacker", "charge") and matchup.state("attacker", "dash"):

@@ -47,7 +47,7 @@ error naming the unit and field (there is no default Leadership).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -137,6 +137,19 @@ class Warband(Ruleset):
 
     def unit_rows(self, unit: WarbandUnit) -> list[dict[str, Any]]:
         return [unit_summary(unit)]
+
+    # ------------------------------------------------------------ copies
+    fields_copies = True
+
+    def copies(self, unit: WarbandUnit, k: int) -> WarbandUnit:
+        """``k`` copies fight as one group: ``count`` and ``points`` multiplied (up to the count limit)."""
+        if k == 1:
+            return unit
+        limit = int(next(f.hi for f in self.unit_fields if f.name == "count"))
+        if unit.count * k > limit:
+            raise MatchupError(f"warband: {k} copies of {unit.name!r} ({unit.count} each) make {unit.count * k} "
+                               f"warriors, more than the {limit} a side can field; lower the budget")
+        return replace(unit, count=unit.count * k, points=None if unit.points is None else unit.points * k)
 
     def prepare(self, matchup: Matchup) -> WarbandPlan:
         for side in ("attacker", "defender"):
