@@ -35,9 +35,11 @@ from scipy import optimize, stats
 
 from .fair_points import FAIR_POINTS_MODEL, fair_points, points_efficiency
 from .io import atomic_write_text
+from .pooling import collapse, expand_pairs, expand_units, twin_classes
 from .strength import (
     Z,
     _units,
+    _points,
     bradley_terry,
     long_frame,
     mean_win_rate,
@@ -138,7 +140,8 @@ def dominated_units(matrix: Any, z: float = Z, z_better: float | None = None, *,
     """Units weakly dominated by another unit on side-averaged payoff.
 
     ``j`` dominates ``i`` when, against every unit k (i and j included), j's
-    payoff is not significantly worse than i's (difference > -z s.e.) and it is
+    payoff is not significantly worse than i's (difference > -z s.e., or an exact
+    tie when the error is zero) and it is
     significantly better against at least one (difference > ``z_better`` s.e.,
     by default Bonferroni-corrected over all K^2 (K-1) unit-pair-opponent
     comparisons, so that two identical units are not declared to dominate each
@@ -167,9 +170,13 @@ def dominated_units(matrix: Any, z: float = Z, z_better: float | None = None, *,
                 continue
             diff = a[j] - a[i]
             err = np.sqrt(e[j] ** 2 + e[i] ** 2)
-            if (diff > -z * err).all() and (diff > zb * err).any():
+            # "not worse" includes an exact tie: with zero error (a mirror cell, or exact data) the
+            # strict comparison would call a tie worse and miss B weakly dominating A
+            not_worse = (diff > -z * err) | ((err == 0) & (diff >= 0))
+            better = diff > zb * err
+            if not_worse.all() and better.any():
                 by.append(uj)
-                strict.append(bool((diff > zb * err).all()))
+                strict.append(bool(better.all()))
         if by:
             rows.append({"unit": ui, "dominated_by": "; ".join(by), "strictly": any(strict)})
     return pd.DataFrame(rows, columns=["unit", "dominated_by", "strictly"])
@@ -213,13 +220,19 @@ class BalanceSummary:
     units : list of str
     rankings : DataFrame
         Per unit: mean win/draw/loss/score with intervals, Bradley-Terry strength with
-        interval and Elo, Nash weight and support share, rank by strength.
+        interval and Elo, Nash weight and support share, rank by strength (ties share a rank).
     side_averaged, payoff, bradley_terry, nash, dominated, cycles, fair_points, efficiency : DataFrame
     attacker_advantage : dict
         Logit advantage of attacking, its s.e. and the BT dispersion.
+    misfit : dict
+        How far the strength model is from the cells (see :func:`analysis.strength.bt_misfit`).
     model : str
-        The statistical conventions and the fair-points model, stated in words.
+        The statistical conventions and the fair-price model, stated in words.
     notes : list of str
+    budget : float or None
+        Equal-points budget of the matrix (None: one unit a side).
+    twins : dict
+        Representative -> units pooled with it (identical profile and copies).
     """
 
     ruleset: str
@@ -236,13 +249,25 @@ class BalanceSummary:
     attacker_advantage: dict[str, float]
     model: str
     notes: list[str] = field(default_factory=list)
+    misfit: dict[str, Any] = field(default_factory=dict)
+    budget: float | None = None
+    twins: dict[str, list[str]] = field(default_factory=dict)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """CSV name -> frame for every table."""
-        return {"rankings": self.rankings, "side_averaged": self.side_averaged,
-                "payoff": self.payoff.rename_axis("unit").reset_index(), "nash": self.nash,
-                "dominated": self.dominated, "cycles": self.cycles, "fair_points": self.fair_points,
-                "points_efficiency": self.efficiency}
+        out = {"rankings": self.rankings, "side_averaged": self.side_averaged,
+               "payoff": self.payoff.rename_axis("unit").reset_index(), "nash": self.nash,
+               "dominated": self.dominated, "cycles": self.cycles, "fair_points": self.fair_points,
+               "points_efficiency": self.efficiency}
+        worst = self.misfit.get("worst")
+        if isinstance(worst, pd.DataFrame):
+            out["model_misfit"] = worst
+        curves = self.fair_points.attrs.get("curves")
+        if curves:
+            from .copy_curves import curves_frame
+
+            out["copy_curves"] = curves_frame(curves)
+        return out
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write every table as ``<name>.csv`` (atomic, deterministic) and ``balance_model.txt``."""
@@ -257,68 +282,141 @@ class BalanceSummary:
     def text(self) -> str:
         """The tables as plain text for a terminal."""
         def show(title: str, frame: pd.DataFrame) -> list[str]:
-            body = frame.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-") if len(frame) else "(none)"
+            body = frame.to_string(index=False, float_format=_fmt_float, na_rep="-") if len(frame) else "(none)"
             return [title, body, ""]
 
         rk = self.rankings[["rank", "unit", "win_rate", "win_rate_lo", "win_rate_hi", "score", "strength",
                             "strength_lo", "strength_hi", "nash_weight"]]
         adv = self.attacker_advantage
-        lines = [f"{self.ruleset}: balance of {len(self.units)} units", ""]
-        lines += show("Rankings (side-averaged, mirror matches excluded; strength: Bradley-Terry logit)", rk)
+        head = (f"{self.ruleset}: balance of {len(self.units)} units at equal points (budget {self.budget:g})"
+                if self.budget is not None else f"{self.ruleset}: balance of {len(self.units)} units, one a side")
+        lines = [head, ""]
+        lines += show("Rankings (side-averaged, mirror matches excluded; strength: Bradley-Terry logit, "
+                      "intervals from Monte Carlo noise)", rk)
+        if self.misfit.get("warning"):
+            lines += [self.misfit["warning"], ""]
         lines += [f"Attacker advantage (logit): {adv['attacker_advantage']:.4f} (s.e. {adv['attacker_advantage_se']:.4f})", ""]
         lines += show("Nash equilibrium mix (payoff = side-averaged P(win) - P(loss))", self.nash)
         lines += show("Dominated units", self.dominated)
         lines += show("Intransitive triples (a beats b beats c beats a)", self.cycles)
-        lines += show("Fair points", self.fair_points)
+        fp = self.fair_points[[c for c in ("unit", "points", "copies", "fair_points", "fair_lo", "fair_hi", "verdict",
+                                           "beyond") if c in self.fair_points]]
+        lines += show("Fair prices (" + str(self.fair_points.attrs.get("method", "")) + ")", fp)
         lines += [self.model_text()]
         return "\n".join(lines)
 
 
+def _fmt_float(v: float) -> str:
+    return "0" if abs(v) < 1e-9 else f"{v:.4g}"
+
+
 def to_csv(frame: pd.DataFrame) -> str:
-    """Deterministic CSV text: fixed float format, no index, ``\\n`` line ends."""
+    """Deterministic CSV text: fixed float format, no index, ``\\n`` line ends, zero for float noise."""
     from .estimates import CSV_FLOAT_FORMAT
 
-    return frame.to_csv(index=False, float_format=CSV_FLOAT_FORMAT, lineterminator="\n")
+    clean = frame.copy()
+    for c in clean.columns:
+        if clean[c].dtype.kind == "f":
+            v = clean[c].to_numpy(float, copy=True)
+            v[np.abs(v) < 5e-7] = 0.0  # 6.7e-16 is zero, and "-0.000000" is not a number a designer wants
+            clean[c] = v
+    return clean.to_csv(index=False, float_format=CSV_FLOAT_FORMAT, lineterminator="\n")
 
 
-def balance_summary(matrix: Any, *, seed: int = 0) -> BalanceSummary:
-    """Compute every balance metric for ``matrix`` (a MatchupMatrix or its long frame)."""
+class _Collapsed:
+    """A matrix-like view (``long``, ``units``) of the twin-collapsed long frame."""
+
+    def __init__(self, long: pd.DataFrame, units: list[str]) -> None:
+        self.long = long
+        self.units = units
+
+
+def _rank_with_ties(values: np.ndarray, errors: np.ndarray) -> np.ndarray:
+    """Competition ranks by value (descending); values equal to 1e-9 share a rank."""
+    order = np.argsort(-values, kind="mergesort")
+    ranks = np.empty(len(values), int)
+    for pos, i in enumerate(order):
+        if pos and abs(values[i] - values[order[pos - 1]]) <= 1e-9:
+            ranks[i] = ranks[order[pos - 1]]
+        else:
+            ranks[i] = pos + 1
+    return ranks
+
+
+def balance_summary(matrix: Any, *, seed: int = 0, progress: Any = None, curves: Any = None) -> BalanceSummary:
+    """Compute every balance metric for ``matrix`` (a MatchupMatrix or its long frame).
+
+    Twins (units with the same profile that field the same copies) are pooled
+    first (:mod:`analysis.pooling`), so they get identical rows, prices and
+    flags, and share one Nash weight equally. With a budgeted ``MatchupMatrix``
+    the fair prices come from equal-points fights at neighbouring copy counts
+    (``progress`` reports those cells); otherwise from the calibration model.
+    """
     frame = long_frame(matrix)
     units = _units(matrix, frame)
     if isinstance(matrix, pd.DataFrame):
         ruleset = str(matrix.attrs.get("ruleset", ""))
     else:
         ruleset = getattr(matrix.ruleset, "id", None) or str(matrix.ruleset)
-    sa = side_averaged(matrix)
-    pay = payoff_matrix(matrix, sa=sa)
-    pay_se = payoff_matrix(matrix, "payoff_se", sa=sa)
-    rates = mean_win_rate(matrix, sa=sa)
-    bt, info = bradley_terry(matrix, full=True)
+    classes = twin_classes(matrix, units)
+    cm = _Collapsed(collapse(frame, classes), list(classes))
+    sa = side_averaged(cm)
+    pay = payoff_matrix(cm, sa=sa)
+    pay_se = payoff_matrix(cm, "payoff_se", sa=sa)
+    rates = mean_win_rate(cm, sa=sa)
+    bt, info = bradley_terry(cm, full=True)
     weights = nash_equilibrium(pay)
     share = _nash_support_share(pay, pay_se, seed=seed)
-    nash = pd.DataFrame({"unit": units, "weight": weights.reindex(units).to_numpy(),
-                         "support_share": share.reindex(units).to_numpy()})
-    fair = fair_points(matrix, seed=seed, bt=(bt, info))
-    eff = points_efficiency(matrix, fair, rates)
-    rk = rates.merge(bt.rename(columns={"lo": "strength_lo", "hi": "strength_hi", "se": "strength_se"}), on="unit")
+    reps = list(classes)
+    nash_rows = []
+    for r in reps:
+        w = weights.get(r, np.nan)
+        for m in classes[r]:
+            nash_rows.append({"unit": m, "weight": w / len(classes[r]) if w == w else np.nan,
+                              "support_share": share.get(r, np.nan)})
+    nash = pd.DataFrame(nash_rows, columns=["unit", "weight", "support_share"])
+    fair = fair_points(matrix, seed=seed, bt=(bt, info), classes=classes, progress=progress, curves=curves)
+    dominated = dominated_units(cm, sa=sa)
+    if len(dominated):
+        dominated = expand_units(dominated, classes)
+        dominated["dominated_by"] = ["; ".join(m for d in str(by).split("; ") for m in classes.get(d, [d]))
+                                     for by in dominated["dominated_by"]]
+    cycles = intransitive_triples(cm, sa=sa)
+    rates_x = expand_units(rates, classes)
+    bt_x = expand_units(bt, classes)
+    eff = points_efficiency(rates_x, fair, _points(matrix))
+    rk = rates_x.merge(bt_x.rename(columns={"lo": "strength_lo", "hi": "strength_hi", "se": "strength_se"}), on="unit")
     rk["nash_weight"] = rk["unit"].map(dict(zip(nash["unit"], nash["weight"])))
     rk = rk.sort_values("strength", ascending=False, kind="mergesort").reset_index(drop=True)
-    rk.insert(0, "rank", np.arange(1, len(rk) + 1))
+    rk.insert(0, "rank", _rank_with_ties(rk["strength"].to_numpy(float), rk["strength_se"].to_numpy(float)))
+    sa_x = expand_pairs(sa, classes)
+    pay_x = payoff_matrix(_Collapsed(frame, units), sa=sa_x) if any(len(m) > 1 for m in classes.values()) else pay
+    misfit = info.get("misfit", {})
     notes = [f"Nash value {abs(weights.attrs.get('value', float('nan'))):.2e} (0 for a symmetric game); "
              "support_share: share of 100 payoff tables redrawn within Monte Carlo error whose equilibrium "
              "gives the unit weight.",
-             f"Bradley-Terry dispersion {info['dispersion']:.3g} (Pearson chi-square / df; errors widened by "
-             "its square root when above 1).",
-             f"Fair points: {fair.attrs.get('note', '')}."]
-    left_out = [u for u in units if u not in _complete_block(pay).index]
+             "Bradley-Terry intervals measure Monte Carlo noise only. Model misfit: "
+             f"{misfit.get('rms_pp', float('nan')):.2f} pp RMS between model and cells against "
+             f"{misfit.get('noise_rms_pp', float('nan')):.2f} pp of noise"
+             + (f" ({misfit['warning']})" if misfit.get("warning") else " (within the noise)") + ".",
+             f"Fair prices: {fair.attrs.get('note', '')}."]
+    twins = {r: m for r, m in classes.items() if len(m) > 1}
+    if twins:
+        notes.append("Twins pooled (same profile and copies, identical answers): "
+                     + "; ".join(", ".join(m) for m in twins.values()) + ".")
+    left_out = [u for u in reps if u not in _complete_block(pay).index]
     if left_out:
         notes.append("Left out of the equilibrium and dominance (some of their matchups were not fought): "
                      + ", ".join(left_out) + ".")
-    model = ("Conventions: score = win + draw/2; side-averaged = the mean of the unit's attacker and "
+    budget = getattr(matrix, "budget", None)
+    fielding = (f"Equal points: each side fields floor({budget:g} / points) copies of its unit." if budget is not None
+                else "One unit a side (no budget).")
+    model = (f"{fielding}\nConventions: score = win + draw/2; side-averaged = the mean of the unit's attacker and "
              "defender cells against an opponent; payoff = side-averaged P(win) - P(loss); mirror matches "
-             "excluded from mean rates; dominance needs no opponent where the dominator is worse by 1.96 s.e. and one "
-             "where it is better by a Bonferroni-corrected margin; cycle edges are Bonferroni-corrected over pairs.\n"
-             + FAIR_POINTS_MODEL)
+             "excluded from mean rates; dominance needs no opponent where the dominator is worse by 1.96 s.e. "
+             "(an exact tie is not worse) and one where it is better by a Bonferroni-corrected margin; cycle "
+             "edges are Bonferroni-corrected over pairs.\n"
+             + " ".join(str(fair.attrs.get(k, "")) for k in ("definition", "model", "intervals")))
     adv = {k: float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
-    return BalanceSummary(ruleset, units, rk, sa, pay, bt, nash, dominated_units(matrix, sa=sa), intransitive_triples(matrix, sa=sa),
-                          fair, eff, adv, model, notes)
+    return BalanceSummary(ruleset, units, rk, sa_x, pay_x, bt_x, nash, dominated, cycles, fair, eff, adv, model,
+                          notes, misfit, budget, twins)

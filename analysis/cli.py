@@ -77,6 +77,13 @@ def units_cmd(ruleset: str, roster: str | None, as_json: bool) -> None:
     _print_table(rows, list(rows[0]) if rows else [])
 
 
+def _budget_option(f: Callable) -> Callable:
+    """--budget POINTS: equal-points fights (the roster's own budget by default)."""
+    return click.option("--budget", type=str, default=None, metavar="POINTS",
+                        help="Equal points: each side fields floor(POINTS / points) copies of its unit "
+                             "(default: the roster's budget; 'none': one unit a side).")(f)
+
+
 def _rounds_option(f: Callable) -> Callable:
     f = click.option("--max-rounds", type=int, default=50, show_default=True,
                      help="Cap for --rounds end: a fight still going is a draw.")(f)
@@ -96,9 +103,10 @@ def _rounds_option(f: Callable) -> Callable:
 @click.option("--workers", type=int, default=1, show_default=True, help="Local processes (same result for any value).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@_budget_option
 def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, trials: int, seed: int | None,
               rounds: str | None, max_rounds: int, settings: tuple[str, ...], workers: int, as_json: bool,
-              quiet: bool) -> None:
+              quiet: bool, budget: str | None) -> None:
     """Simulate TRIALS fights of ATTACKER against DEFENDER."""
     rs = sim.get_ruleset(ruleset)
     ros = _roster_arg(rs.id, roster)
@@ -107,7 +115,7 @@ def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, tr
     try:
         result = sim.fight(rs, attacker, defender, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                            states=states, overrides=overrides, options=options, workers=workers, roster=ros,
-                           progress=update, from_text=True)
+                           progress=update, from_text=True, budget=budget)
     finally:
         close()
     if as_json:
@@ -158,7 +166,8 @@ def _count_bar(quiet: bool, desc: str, unit: str) -> tuple[Callable[[int, int], 
 
 
 def _common_run_options(f: Callable) -> Callable:
-    """--seed, --set, --rounds/--max-rounds, --workers, --quiet, --out (shared by matrix, sweep, compare)."""
+    """--seed, --set, --rounds/--max-rounds, --workers, --quiet, --out, --budget (matrix, sweep, compare)."""
+    f = _budget_option(f)
     f = click.option("--out", type=click.Path(file_okay=False), default=None,
                      help="Directory for the CSV/PNG files (written atomically).")(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
@@ -185,7 +194,7 @@ def _names(text: str | None) -> list[str] | None:
 @_common_run_options
 def matrix_cmd(ruleset: str, roster: str | None, units: str | None, half_width: float, max_trials: int,
                seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int, workers: int,
-               quiet: bool, out: str | None) -> None:
+               quiet: bool, out: str | None, budget: str | None) -> None:
     """Every unit as attacker against every unit as defender, each cell run to a target precision.
 
     Writes OUT/matrix_long.csv (one row per pair), OUT/matrix.csv (attacker rows x
@@ -200,11 +209,13 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, half_width: 
     try:
         m = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials, seed=seed,
                            rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                           workers=workers, progress=update, from_text=True)
+                           workers=workers, progress=update, from_text=True, budget=budget)
     finally:
         close()
     wide = m.wide("p_attacker")
-    click.echo(f"{rs.id}: P(attacker wins) in %, attacker rows x defender columns ({ros.source})")
+    fielding = (f"equal points, budget {m.budget:g}: " + ", ".join(f"{u} x{k}" for u, k in m.copies.items())
+                if m.budget is not None else "one unit a side")
+    click.echo(f"{rs.id}: P(attacker wins) in %, attacker rows x defender columns ({ros.source}; {fielding})")
     click.echo((100 * wide).round(1).to_string(na_rep="-"))
     fought = m.long[m.long["trials"] > 0]["trials"]
     click.echo(f"trials per cell: {int(fought.min()):,} to {int(fought.max()):,} ({int(fought.sum()):,} in all); "
@@ -235,7 +246,7 @@ _ALL = "\0all"
 @_common_run_options
 def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, roster_file: str | None,
               side: str, trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-              max_rounds: int, workers: int, quiet: bool, out: str | None) -> None:
+              max_rounds: int, workers: int, quiet: bool, out: str | None, budget: str | None) -> None:
     """Vary one field of UNIT against OPPONENT (or every roster unit) on common random numbers.
 
     Writes OUT/sweep.csv (one row per value and opponent), OUT/sweep_marginal.csv
@@ -257,17 +268,23 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     try:
         frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros, trials=trials,
                       seed=seed, rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
-                      options=options, workers=workers, progress=update, from_text=True)
+                      options=options, workers=workers, progress=update, from_text=True, budget=budget)
     finally:
         close()
     marginal = marginal_value(frame)
+    fair = frame.attrs.get("fair")
     shown = frame[frame["trials"] > 0][["value", "opponent", "p_win", "p_win_lo", "p_win_hi", "p_loss",
                                         "damage_dealt", "damage_taken"]]
     click.echo(f"{rs.id}: {unit} ({side}) with {field} = {values[0]}..{values[-1]}, {trials:,} fights each, "
                f"seed entropy {frame.attrs['seed_entropy']}")
     click.echo(shown.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    if fair is not None:
+        click.echo(f"\nfair price of {unit} by {field} (points at which it would score 50% against these opponents "
+                   "at equal points):")
+        for _, r in fair.iterrows():
+            click.echo(f"  {field} = {r['value']}: {_price_text(r)}")
     if len(marginal):
-        click.echo(f"\nvalue of one point of {field} (win-probability points; fair points per point):")
+        click.echo(f"\nvalue of one point of {field} (win-probability points, t interval; fair points per point):")
         click.echo(marginal.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if out:
         from .io import atomic_write_bytes, atomic_write_text
@@ -305,10 +322,12 @@ def _sweep_png(frame: Any) -> bytes:
 @click.option("--role", type=click.Choice(["both", "attacker", "defender"]), default="both", show_default=True,
               help="The roles BASE and VARIANT play.")
 @click.option("--trials", type=int, default=1_048_576, show_default=True, help="Fights per opponent, role and unit.")
+@click.option("--price/--no-price", default=True, show_default=True,
+              help="Also give the fair price of BASE and VARIANT against the opponents.")
 @_common_run_options
 def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...], roster: str | None, role: str,
-                trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
-                workers: int, quiet: bool, out: str | None) -> None:
+                trials: int, price: bool, seed: int | None, settings: tuple[str, ...], rounds: str | None,
+                max_rounds: int, workers: int, quiet: bool, out: str | None, budget: str | None) -> None:
     """Compare BASE with VARIANT against OPPONENTS (default: the whole roster) on common random numbers.
 
     VARIANT is another unit of the roster, or field changes to BASE:
@@ -333,7 +352,7 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
         frame = compare(rs, base, var, list(opponents) or None, roster=ros,
                         roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
                         rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                        workers=workers, progress=update, from_text=True)
+                        workers=workers, progress=update, from_text=True, budget=budget, fair=price)
     finally:
         close()
     click.echo(f"{rs.id}: {frame.attrs['variant']} vs {frame.attrs['base']}, paired on common random numbers, "
@@ -347,6 +366,12 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
                       "se_independent"]].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     for _, r in frame[frame["trials"] == 0].iterrows():
         click.echo(f"not fought: {r['opponent']} ({r['role']}): {r['note']}")
+    fair = frame.attrs.get("fair")
+    if fair is not None:
+        click.echo("\nfair price (points at which it would score 50% against these opponents at equal points):")
+        for _, r in fair.iterrows():
+            name = frame.attrs["base"] if r["value"] == "base" else frame.attrs["variant"]
+            click.echo(f"  {name}: {_price_text(r)}")
     if out:
         from .io import atomic_write_text
 
@@ -358,6 +383,7 @@ def _report_run_options(f: Callable) -> Callable:
     """Matrix settings of `balance` and `report` (fixed default seed: published numbers are reproducible)."""
     from .report import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 
+    f = _budget_option(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
     f = click.option("--workers", type=int, default=1, show_default=True,
                      help="Local processes (same result for any value).")(f)
@@ -383,7 +409,7 @@ def _report_run_options(f: Callable) -> Callable:
               help="Directory for the CSV tables (written atomically).")
 def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, half_width: float, max_trials: int,
                 settings: tuple[str, ...], rounds: str | None, max_rounds: int, workers: int, quiet: bool,
-                from_matrix: str | None, out: str | None) -> None:
+                budget: str | None, from_matrix: str | None, out: str | None) -> None:
     """Rankings, Nash weights, dominated units, cycles and fair points for a roster.
 
     Runs the matchup matrix (or reads one with --from-matrix) and prints the
@@ -408,8 +434,13 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, 
         needed = {"attacker", "defender", "p_attacker", "p_defender", "p_draw"}
         if not needed <= set(frame.columns):
             raise Failure(f"{path}: not a matrix_long.csv (needs columns {', '.join(sorted(needed))})")
-        frame.attrs["ruleset"] = rs.id
-        matrix: Any = frame
+        import json
+
+        from .matrix import saved_matrix
+
+        meta_path = path.parent / "matrix.json"
+        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
+        matrix: Any = saved_matrix(frame, rs.id, meta)
         source = str(path)
     else:
         from .matrix import matchup_matrix
@@ -420,17 +451,21 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, 
         try:
             matrix = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials, seed=seed,
                                     rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
-                                    options=options, workers=workers, progress=update, from_text=True)
+                                    options=options, workers=workers, progress=update, from_text=True, budget=budget)
         finally:
             close()
         source = f"{ros.source}, seed {seed}"
-    summary = balance_summary(matrix)
+    update, close = _count_bar(quiet, "fair prices", "cells")
+    try:
+        summary = balance_summary(matrix, progress=update)
+    finally:
+        close()
     click.echo(f"({source})")
     click.echo(summary.text())
     if out:
         paths = summary.write(out)
         if not from_matrix:
-            paths += [p for p in matrix.write(out, png=False) if p.suffix == ".csv"]
+            paths += [p for p in matrix.write(out, png=False) if p.suffix in (".csv", ".json")]
         for p in paths:
             click.echo(f"wrote {p}")
 
@@ -442,7 +477,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, 
 @_report_run_options
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | None, units: str | None, seed: int,
                half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
-               workers: int, quiet: bool) -> int:
+               workers: int, quiet: bool, budget: str | None) -> int:
     """A self-contained HTML balance report, a Markdown summary and every CSV for a roster.
 
     `meleelab report RULESET --out DIR` writes DIR/report.html, summary.md,
@@ -456,8 +491,9 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     from .report import build_report, write_all
 
     if all_rulesets:
-        if ruleset or roster or units or settings:
-            raise Failure("report --all uses each ruleset's shipped roster: give no RULESET, --roster, --units or --set")
+        if ruleset or roster or units or settings or budget is not None:
+            raise Failure("report --all uses each ruleset's shipped roster and its own budget: "
+                          "give no RULESET, --roster, --units, --set or --budget")
         result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
                            half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
                            workers=workers)
@@ -476,13 +512,24 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     try:
         rep = build_report(rs, ros, units=_names(units), seed=seed, half_width=half_width, max_trials=max_trials,
                            rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                           workers=workers, progress=update, from_text=True)
+                           workers=workers, progress=update, from_text=True, budget=budget)
     finally:
         close()
     paths = rep.write(out)
     click.echo(f"{rs.id}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
                f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files ({os.path.join(out, 'report.html')})")
     return 0
+
+
+def _price_text(row: Any) -> str:
+    """``123 [100, 150] (copies)``, with extrapolations said in words."""
+    import math
+
+    def num(v: Any) -> str:
+        return "?" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):,.1f}"
+
+    text = f"{num(row['fair_points'])} [{num(row['fair_lo'])}, {num(row['fair_hi'])}] ({row['method']})"
+    return text + (f"; {row['beyond']}" if row.get("beyond") else "")
 
 
 def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:

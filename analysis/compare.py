@@ -1,8 +1,8 @@
 """Paired comparisons: a base unit and a variant on common random numbers.
 
 Base and variant fight each opponent, in each role, on the SAME random stream
-(the matrix cell's stream of the base unit: ``(crc32(base), crc32(opponent))``
-when attacking, ``(crc32(opponent), crc32(base))`` when defending). Fights that
+(the matrix cell's stream of the base unit: ``(key(base), key(opponent))``
+when attacking, ``(key(opponent), key(base))`` when defending). Fights that
 the change does not affect then end the same way for both, so the difference is
 measured with far fewer trials than two independent runs would need.
 
@@ -33,9 +33,11 @@ from sim.rulesets import get_ruleset
 from sim.stats import Z95
 from sim.tally import Tally
 
+from .fielding import budget_in_force
 from .matrix import CellJob, JobResult, cell_stream, check_run_settings, resolve_roster, run_jobs
 
-__all__ = ["compare", "paired_difference", "batch_trials_for", "resolve_variant", "COMPARE_COLUMNS", "MIN_BATCHES"]
+__all__ = ["compare", "paired_difference", "batch_trials_for", "resolve_variant", "welch_df", "COMPARE_COLUMNS",
+           "MIN_BATCHES"]
 
 #: Fewest batches behind a paired standard error; below ``MIN_BATCHES * BLOCK_TRIALS``
 #: trials, batches are made smaller than a block (so the streams then differ from
@@ -48,6 +50,15 @@ COMPARE_COLUMNS = [
     "p_loss_base", "p_loss_variant", "loss_diff", "loss_diff_se",
     "damage_dealt_base", "damage_dealt_variant", "damage_taken_base", "damage_taken_variant", "note",
 ]
+
+
+def welch_df(se: np.ndarray, df: np.ndarray) -> float:
+    """Welch-Satterthwaite degrees of freedom of a sum of independent terms with errors ``se`` on ``df``."""
+    se, df = np.asarray(se, float), np.asarray(df, float)
+    ok = np.isfinite(se) & np.isfinite(df) & (df > 0)
+    num = float((se[ok] ** 2).sum()) ** 2
+    den = float((se[ok] ** 4 / df[ok]).sum())
+    return num / den if den > 0 else math.inf
 
 
 def batch_trials_for(trials: int) -> int:
@@ -137,6 +148,8 @@ def compare(
     progress: Callable[[int, int], None] | None = None,
     from_text: bool = False,
     paired: bool = True,
+    budget: Any = None,
+    fair: bool = False,
 ) -> pd.DataFrame:
     """Measure how a change to a unit moves its results, on common random numbers.
 
@@ -159,12 +172,19 @@ def compare(
         ``progress(runs_done, runs_total)``.
     paired : bool
         ``False`` runs the variant on an independent stream (to show what pairing saves).
+    budget : number, "none" or None
+        Equal-points fights (default the roster's budget): each side fields
+        ``floor(budget / points)`` copies.
+    fair : bool
+        Also price the base and the variant (:mod:`analysis.pricing`, the one
+        fair-price model) against the opponents: ``frame.attrs["fair"]``.
 
     Returns
     -------
     pandas.DataFrame
         One row per opponent and role, then ``opponent == "(all)"`` rows per role
-        (and ``role == "both"``) averaging over opponents with equal weight.
+        (and ``role == "both"``) averaging over opponents with equal weight (a t
+        interval on Welch-Satterthwaite degrees of freedom of the batch means).
         ``diff = p_win_variant - p_win_base`` with its paired standard error,
         95% interval and, for contrast, the standard error two independent runs
         of the same size would have (``diff_se_independent``). ``frame.attrs``
@@ -184,6 +204,7 @@ def compare(
         ros.unit(o)
     batch = batch_trials_for(int(trials))
     root = root_sequence(seed)
+    in_force = budget_in_force(rs, ros, budget)
 
     jobs, notes = [], {}
     for o in opps:
@@ -193,7 +214,7 @@ def compare(
                 a, d = (unit, o) if role == "attacker" else (o, unit)
                 try:
                     _, plan = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
-                                                roster=ros, from_text=from_text)
+                                                roster=ros, from_text=from_text, budget=in_force or "none")
                 except MatchupError as e:
                     notes[(o, role)] = str(e)
                     continue
@@ -221,7 +242,15 @@ def compare(
     frame["batches"] = frame["batches"].astype(np.int64)
     frame["note"] = frame["note"].fillna("")
     frame.attrs.update({"base": base_unit.name, "variant": label, "paired": paired,
-                        "seed_entropy": root.entropy, "ruleset": rs.id})
+                        "seed_entropy": root.entropy, "ruleset": rs.id, "budget": in_force})
+    if fair:
+        from .fielding import RunContext
+        from .pricing import price_variants
+
+        context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
+                             dict(options or {}), 0.01, 32_768, workers, from_text, in_force)
+        table, _ = price_variants(context, base_unit, [base_unit, variant_unit], ["base", "variant"], opps)
+        frame.attrs["fair"] = table
     return frame
 
 
@@ -256,10 +285,14 @@ def _overall(part: pd.DataFrame, role: str) -> dict[str, Any]:
     mean = lambda c: float(part[c].mean())  # noqa: E731
     rss = lambda c: float(np.sqrt((part[c] ** 2).sum()) / k)  # noqa: E731
     diff, se = mean("diff"), rss("diff_se")
+    # each opponent's error comes from its own B - 1 batch means: Welch-Satterthwaite pools their degrees
+    # of freedom (the normal quantile would cover about 93.5% with 16 batches, not 95%)
+    df = welch_df(part["diff_se"].to_numpy(float) / k, part["batches"].to_numpy(float) - 1)
+    t = float(stats.t.ppf(0.975, df)) if np.isfinite(df) and df > 0 else Z95
     return {
         "opponent": "(all)", "role": role, "trials": int(part["trials"].sum()), "batches": int(part["batches"].sum()),
         "p_win_base": mean("p_win_base"), "p_win_variant": mean("p_win_variant"), "diff": diff, "diff_se": se,
-        "diff_lo": diff - Z95 * se, "diff_hi": diff + Z95 * se, "diff_se_independent": rss("diff_se_independent"),
+        "diff_lo": diff - t * se, "diff_hi": diff + t * se, "diff_se_independent": rss("diff_se_independent"),
         "p_loss_base": mean("p_loss_base"), "p_loss_variant": mean("p_loss_variant"),
         "loss_diff": mean("loss_diff"), "loss_diff_se": rss("loss_diff_se"),
         "damage_dealt_base": mean("damage_dealt_base"), "damage_dealt_variant": mean("damage_dealt_variant"),

@@ -8,8 +8,13 @@ counts of ``sim.fight(..., trials=k * BLOCK_TRIALS, stream=stream)``, and its
 numbers depend neither on the roster order, nor on the other cells, nor on the
 number of worker processes.
 
-Cells run block by block until the Wilson 95% half-width of both ``p_attacker``
-and ``p_defender`` is at most ``half_width``, or ``max_trials`` is reached.
+Cells run block by block until the Wilson 95% half-width of ``p_attacker``,
+``p_defender`` and ``p_draw`` is at most ``half_width``, or ``max_trials`` is reached.
+
+With a ``budget`` (equal-points matchups) each side fields
+``floor(budget / points)`` copies of its unit (:mod:`sim.budget`); the long frame
+says how many (``attacker_copies``, ``defender_copies``) and the points actually
+on the table (``attacker_fielded``, ``defender_fielded``).
 
 The block runner (:class:`CellJob`, :func:`run_jobs`) is shared by
 :mod:`analysis.compare`, :mod:`analysis.sweep` and :mod:`analysis.solver`.
@@ -40,6 +45,7 @@ from sim.rulesets import get_ruleset
 from sim.tally import Tally
 
 from .estimates import CSV_FLOAT_FORMAT, tally_row, wilson_half_width
+from .fielding import RunContext, budget_in_force, fielded_copies, profile_key
 from .io import atomic_write_bytes, atomic_write_text, to_json
 
 __all__ = [
@@ -53,6 +59,7 @@ __all__ = [
     "cell_stream",
     "frame_to_csv",
     "LONG_COLUMNS",
+    "saved_matrix",
 ]
 
 ProgressCallback = Callable[[int, int], None]
@@ -64,7 +71,8 @@ LONG_COLUMNS = [
     "p_defender", "p_defender_lo", "p_defender_hi", "p_defender_se",
     "p_draw", "p_draw_lo", "p_draw_hi", "p_draw_se",
     "damage_to_attacker", "damage_to_attacker_se", "damage_to_defender", "damage_to_defender_se",
-    "mean_rounds", "mean_rounds_se", "capped", "points_attacker", "points_defender", "note",
+    "mean_rounds", "mean_rounds_se", "capped", "points_attacker", "points_defender",
+    "attacker_copies", "defender_copies", "attacker_fielded", "defender_fielded", "note",
 ]
 
 
@@ -84,7 +92,7 @@ class CellJob:
     max_trials : int
         Trial cap (the exact number of trials when ``half_width`` is None).
     half_width : float or None
-        Stop once the Wilson 95% half-widths of p_attacker and p_defender are at most this.
+        Stop once the Wilson 95% half-widths of p_attacker, p_defender and p_draw are at most this.
     keep_blocks : bool
         Also return each block's own tally (for batch-means standard errors of paired differences).
     batch_trials : int
@@ -128,7 +136,8 @@ def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Ro
 
 
 def _narrow_enough(t: Tally, half_width: float) -> bool:
-    return max(wilson_half_width(int(t.wins[1]), t.trials), wilson_half_width(int(t.wins[2]), t.trials)) <= half_width
+    """Every outcome probability (attacker win, defender win, draw) is within ``half_width``."""
+    return max(wilson_half_width(int(t.wins[k]), t.trials) for k in (0, 1, 2)) <= half_width
 
 
 def _run_task(ruleset_id: str, root: np.random.SeedSequence, jobs: list[CellJob], rounds: Rounds,
@@ -247,6 +256,14 @@ class MatchupMatrix:
         Seed entropy, versions, block size, stream addressing.
     excluded : dict
         Unit name -> why it was left out (it could fight no one, e.g. a flier in mecha).
+    budget : float or None
+        Equal-points budget (None: one unit a side).
+    copies : dict
+        Unit name -> copies it fields (1 without a budget).
+    profiles : dict
+        Unit name -> :func:`analysis.fielding.profile_key` (same key: the same fighting profile).
+    context : RunContext or None
+        How to run further cells exactly alike (fights at other copy counts).
     """
 
     ruleset: str
@@ -256,6 +273,14 @@ class MatchupMatrix:
     settings: dict[str, Any]
     provenance: dict[str, Any]
     excluded: dict[str, str] = field(default_factory=dict)
+    budget: float | None = None
+    copies: dict[str, int] = field(default_factory=dict)
+    profiles: dict[str, str] = field(default_factory=dict)
+    context: Any = field(default=None, repr=False)
+
+    def twins(self) -> dict[str, str]:
+        """Unit name -> twin key (same profile and same copies: the unit fights exactly like its twins)."""
+        return {u: f"{self.profiles.get(u, u)}x{self.copies.get(u, 1)}" for u in self.units}
 
     def wide(self, value: str = "p_attacker") -> pd.DataFrame:
         """``value`` as attacker rows x defender columns (in unit order)."""
@@ -314,7 +339,9 @@ class MatchupMatrix:
             atomic_write_text(out / "matrix_long.csv", frame_to_csv(self.long[LONG_COLUMNS])),
             atomic_write_text(out / "matrix.csv", frame_to_csv(self.wide("p_attacker"), index=True)),
             atomic_write_text(out / "matrix.json", to_json({"ruleset": self.ruleset, "units": self.units,
-                                                            "excluded": self.excluded, "settings": self.settings,
+                                                            "excluded": self.excluded, "budget": self.budget,
+                                                            "copies": self.copies, "profiles": self.profiles,
+                                                            "settings": self.settings,
                                                             "provenance": self.provenance}) + "\n"),
         ]
         if png:
@@ -340,6 +367,23 @@ class MatchupMatrix:
         return buf.getvalue()
 
 
+def saved_matrix(frame: pd.DataFrame, ruleset: str, meta: Mapping[str, Any] | None = None) -> MatchupMatrix:
+    """A matrix read back from ``matrix_long.csv`` (and ``matrix.json`` when given): no fights, no results.
+
+    With the JSON the units keep their order, copies, budget and profiles, so the
+    balance tables pool twins exactly as they did when the matrix ran.
+    """
+    meta = dict(meta or {})
+    names = list(dict.fromkeys(list(frame["attacker"].astype(str)) + list(frame["defender"].astype(str))))
+    units = [u for u in meta.get("units", names) if u in names] or names
+    frame = frame.copy()
+    frame.attrs["ruleset"] = ruleset
+    return MatchupMatrix(ruleset, units, frame, {}, dict(meta.get("settings", {})), dict(meta.get("provenance", {})),
+                         dict(meta.get("excluded", {})), meta.get("budget"),
+                         {u: int(k) for u, k in (meta.get("copies") or {}).items()},
+                         dict(meta.get("profiles") or {}), None)
+
+
 def _payoff_var(p_win: float, p_loss: float, n: int) -> float:
     if not n:
         return float("nan")
@@ -362,6 +406,7 @@ def matchup_matrix(
     workers: int = 1,
     progress: ProgressCallback | None = None,
     from_text: bool = False,
+    budget: Any = None,
 ) -> MatchupMatrix:
     """Run every unit as attacker against every unit as defender (mirror matches included).
 
@@ -391,6 +436,9 @@ def matchup_matrix(
         ``progress(cells_done, cells_total)``.
     from_text : bool
         State/override/option values are text (``--set``).
+    budget : number, "none" or None
+        Equal-points matchups: each side fields ``floor(budget / points)`` copies
+        of its unit; default the roster's ``budget`` (``"none"``: one unit a side).
 
     Returns
     -------
@@ -417,15 +465,18 @@ def matchup_matrix(
         raise InputError(f"--units: {', '.join(dup)} named more than once")
     for n in names:
         ros.unit(n)  # one-line error listing the roster's names
+    in_force = budget_in_force(rs, ros, budget)
+    copies = fielded_copies(rs, ros, names, in_force)
     root = root_sequence(seed)
+    context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
+                         dict(options or {}), half_width, int(max_trials), workers, from_text, in_force)
 
     plans: dict[tuple[str, str], tuple[Any, Any]] = {}
     notes: dict[tuple[str, str], str] = {}
     for a in names:
         for d in names:
             try:
-                plans[(a, d)] = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
-                                                  roster=ros, from_text=from_text)
+                plans[(a, d)] = context.build(a, d)
             except MatchupError as e:
                 notes[(a, d)] = str(e)
     excluded = {u: notes[(u, u)] for u in names
@@ -440,14 +491,14 @@ def matchup_matrix(
 
     settings = {
         "rounds": rounds, "max_rounds": int(max_rounds), "half_width": half_width, "max_trials": int(max_trials),
-        "block_trials": BLOCK_TRIALS, "roster": ros.source, "units": kept,
+        "block_trials": BLOCK_TRIALS, "roster": ros.source, "units": kept, "budget": in_force,
         "states": {k: dict(v) for k, v in (states or {}).items()},
         "overrides": {k: dict(v) for k, v in (overrides or {}).items()},
         "options": dict(next(iter(plans.values()))[0].options) if plans else {},
     }
     seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
     prov = _provenance(root, ruleset=rs.id, spec=rs.spec, seed=seed_out,
-                       stream="(crc32(attacker name), crc32(defender name), block)")
+                       stream="(blake2b-128(attacker name), blake2b-128(defender name), block)")
     rows, results = [], {}
     for a in kept:
         for d in kept:
@@ -455,18 +506,30 @@ def matchup_matrix(
                 matchup = plans[(a, d)][0]
                 tally = done[(a, d)].tally
                 row = {"attacker": a, "defender": d, **tally_row(tally), "note": ""}
-                row["points_attacker"], row["points_defender"] = _points(matchup.attacker), _points(matchup.defender)
+                row["points_attacker"], row["points_defender"] = _points(ros.unit(a)), _points(ros.unit(d))
+                row["attacker_copies"], row["defender_copies"] = matchup.copies["attacker"], matchup.copies["defender"]
+                row["attacker_fielded"], row["defender_fielded"] = _points(matchup.attacker), _points(matchup.defender)
                 cell_settings = {"rounds": rounds, "max_rounds": int(max_rounds), "states": matchup.states,
                                  "options": matchup.options, "overrides": settings["overrides"],
                                  "attacker_profile": rs.unit_rows(matchup.attacker),
-                                 "defender_profile": rs.unit_rows(matchup.defender)}
+                                 "defender_profile": rs.unit_rows(matchup.defender),
+                                 "budget": in_force, "copies": dict(matchup.copies),
+                                 "fielded": {"attacker": _points(matchup.attacker),
+                                             "defender": _points(matchup.defender)}}
                 results[(a, d)] = FightResult(rs, a, d, tally, cell_settings,
                                               {**prov, "stream": list(cell_stream(a, d))}, seed_out)
             else:
                 row = {"attacker": a, "defender": d, "trials": 0, "note": notes[(a, d)],
-                       "points_attacker": _points(ros.unit(a)), "points_defender": _points(ros.unit(d))}
+                       "points_attacker": _points(ros.unit(a)), "points_defender": _points(ros.unit(d)),
+                       "attacker_copies": copies[a], "defender_copies": copies[d],
+                       "attacker_fielded": copies[a] * _points(ros.unit(a)),
+                       "defender_fielded": copies[d] * _points(ros.unit(d))}
             rows.append(row)
     long = pd.DataFrame(rows).reindex(columns=LONG_COLUMNS)
     long["trials"] = long["trials"].astype(np.int64)
+    for c in ("attacker_copies", "defender_copies"):
+        long[c] = long[c].astype(np.int64)
     long["note"] = long["note"].fillna("")
-    return MatchupMatrix(rs.id, kept, long, results, settings, prov, excluded)
+    profiles = {u: profile_key(rs, ros.unit(u)) for u in kept}
+    return MatchupMatrix(rs.id, kept, long, results, settings, prov, excluded, in_force,
+                         {u: copies[u] for u in kept}, profiles, context)

@@ -55,7 +55,7 @@ TO_THE_END_TRIALS = 8_192
 
 #: Section ids of report.html, in order (tests check each one is there).
 SECTIONS = ("overview", "rules", "settings", "units", "matrix", "rankings", "outcomes", "nash", "dominance",
-            "cycles", "fair-points", "matchup", "provenance", "files")
+            "cycles", "fair-points", "one-for-one", "matchup", "provenance", "files")
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,9 @@ class Report:
         The featured attacker against every unit with ``rounds="end"``: rounds-to-resolution curves.
     elapsed : float
         Seconds spent building (not written to files, which stay deterministic).
+    one_for_one : MatchupMatrix or None
+        With a budget, the same roster one unit a side (a section of its own; the
+        headline matrix and every balance table are the equal-points ones).
     """
 
     ruleset: Ruleset
@@ -87,6 +90,7 @@ class Report:
     #: The featured attacker against each unit, fought to the end (time-to-kill curves).
     to_the_end: list[FightResult] = field(default_factory=list)
     elapsed: float = 0.0
+    one_for_one: Any = None
     _png: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     # ---------------------------------------------------------------- content
@@ -140,9 +144,12 @@ class Report:
             "ruleset": rs.describe(),
             "roster": {"source": self.roster.source, "description": self.roster.description,
                        "units": list(self.roster.names), "in_matrix": list(self.matrix.units),
+                       "budget": self.roster.budget, "copies": dict(self.matrix.copies),
                        "excluded": dict(self.matrix.excluded), "options": _plain(self.roster.options)},
             "settings": _plain({**self.settings, "matrix": self.matrix.settings}),
             "switches": self.options_table().to_dict(orient="records"),
+            "budget": self.matrix.budget,
+            "fair_price_method": self.balance.fair_points.attrs.get("method"),
             "cells": self.cell_stats(),
             "featured_matchup": list(self.featured) if self.featured else None,
             "attacker_advantage": self.balance.attacker_advantage,
@@ -156,6 +163,8 @@ class Report:
         names = ["report.html", "summary.md", "metadata.json", "matrix_long.csv", "matrix.csv", "matrix.json",
                  "matrix.png", "units.csv", "switches.csv"]
         names += [f"{n}.csv" for n in self.balance.tables()] + ["balance_model.txt"]
+        if self.one_for_one is not None:
+            names += ["one_for_one_long.csv", "one_for_one.png"]
         return names
 
     # ---------------------------------------------------------------- figures
@@ -172,7 +181,9 @@ class Report:
         score[:] = (b.payoff.to_numpy(float) + 1) / 2  # side-averaged score = (1 + payoff) / 2
         score.index.name, score.columns.name = "unit", "opponent"
         draw: list[tuple[str, tuple[float, float], Callable[[Any], Any]]] = [
-            ("matrix", square, lambda ax: plots.matrix_heatmap(m.wide("p_attacker"), ax=ax)),
+            ("matrix", square, lambda ax: plots.matrix_heatmap(m.wide("p_attacker"), ax=ax, title=(
+                f"P(attacker wins) at equal points ({m.budget:g} points a side)" if m.budget is not None
+                else None))),
             ("score", square, lambda ax: plots.matrix_heatmap(
                 score, ax=ax, value_label="side-averaged score of the row unit",
                 title="Side-averaged score, win + draw/2 (%): row unit vs column unit")),
@@ -191,6 +202,10 @@ class Report:
                 ("rounds", (7.0, 4.8), lambda ax: plots.rounds_curve(
                     curves, ax=ax, title=f"{att} attacking each unit, fought to the end (cap {cap} rounds)")),
             ]
+        if self.one_for_one is not None:
+            one = self.one_for_one
+            draw.append(("one_for_one", square, lambda ax: plots.matrix_heatmap(
+                one.wide("p_attacker"), ax=ax, title="P(attacker wins), one unit a side (whatever it costs)")))
         for name, size, fn in draw:
             self._png[name] = _render(fn, size)
         return self._png
@@ -202,6 +217,11 @@ class Report:
         paths = list(self.matrix.write(out, png=False))
         pngs = self.figures()
         paths.append(atomic_write_bytes(out / "matrix.png", pngs["matrix"]))
+        if self.one_for_one is not None:
+            from .matrix import LONG_COLUMNS, frame_to_csv
+
+            paths.append(atomic_write_text(out / "one_for_one_long.csv", frame_to_csv(self.one_for_one.long[LONG_COLUMNS])))
+            paths.append(atomic_write_bytes(out / "one_for_one.png", pngs["one_for_one"]))
         paths += self.balance.write(out)
         paths.append(atomic_write_text(out / "units.csv", to_csv(self.units_table())))
         paths.append(atomic_write_text(out / "switches.csv", to_csv(self.options_table())))
@@ -217,6 +237,7 @@ class Report:
         support = [f"{u} {w:.0%}" for u, w in zip(b.nash["unit"], b.nash["weight"]) if w and w > 0]
         flagged = list(b.fair_points.loc[b.fair_points["flagged"].astype(bool), "unit"]) if len(b.fair_points) else []
         return {"ruleset": self.ruleset.id, "title": self.ruleset.title, "units": len(self.matrix.units),
+                "budget": "one a side" if self.matrix.budget is None else f"{self.matrix.budget:g}",
                 "trials": self.cell_stats()["trials_total"], "strongest": top, "nash_support": ", ".join(support),
                 "cycles": len(b.cycles), "dominated": len(b.dominated), "fair_points_flags": ", ".join(flagged)}
 
@@ -226,6 +247,9 @@ class Report:
         lines = [f"# {rs.title} ({rs.id}): balance summary", "",
                  f"Roster: {self.roster.source}" + (f" ({self.roster.description})" if self.roster.description else ""),
                  f"Rules: {rs.source}; spec `{rs.spec}`; damage unit: {rs.damage_unit}.",
+                 (f"Equal points: each side fields floor({self.matrix.budget:g} / points) copies of its unit "
+                  f"({', '.join(f'{u} x{k}' for u, k in self.matrix.copies.items())})."
+                  if self.matrix.budget is not None else "One unit a side (no budget)."),
                  f"Seed {self.settings['seed']}, target half-width ±{100 * self.settings['half_width']:.2g} pp, "
                  f"cap {self.settings['max_trials']:,} trials per cell; {st['trials_total']:,} fights in "
                  f"{st['cells_fought']} cells (widest half-width ±{100 * st['widest_half_width']:.2f} pp); "
@@ -246,8 +270,13 @@ class Report:
         lines += ["## Nash equilibrium", "", _md_table(b.nash[b.nash["weight"].fillna(0) > 0]), ""]
         lines += ["## Dominated units", "", _md_table(b.dominated), ""]
         lines += ["## Intransitive triples", "", _md_table(b.cycles), ""]
-        lines += ["## Fair points", "", _md_table(b.fair_points), "", "Points efficiency:", "",
+        lines += ["## Fair prices", "", _md_table(b.fair_points), "", "Points efficiency:", "",
                   _md_table(b.efficiency), "", b.model_text(), ""]
+        if self.one_for_one is not None:
+            lines += ["## One unit a side", "", "P(attacker wins) with one unit a side whatever it costs "
+                      "(rows attack, columns defend):", "",
+                      _md_table((100 * self.one_for_one.wide("p_attacker")).round(1).rename_axis("attacker")
+                                .reset_index()), ""]
         lines += ["## Files", "", "Full report: [report.html](report.html). Tables: "
                   + ", ".join(f"[{n}]({n})" for n in self.file_names() if n.endswith(".csv")), ""]
         return "\n".join(lines)
@@ -293,10 +322,16 @@ class Report:
                    "score", "strength", "strength_lo", "strength_hi", "elo", "nash_weight"]
         sec.append(_section("rankings", "Rankings", [
             "<p>Mean side-averaged rates against the other units (mirror matches excluded), normal 95% intervals; "
-            "Bradley-Terry strength on the logit scale (0 = roster average) with 95% intervals, and its Elo "
-            f"equivalent. Attacker advantage: {adv['attacker_advantage']:+.3f} logit "
-            f"(s.e. {adv['attacker_advantage_se']:.3f}); model dispersion {adv['dispersion']:.3g}.</p>",
-            _img(pngs["ranking"], "ranking"), _html_table(b.rankings[[c for c in rk_cols if c in b.rankings]])]))
+            "Bradley-Terry strength on the logit scale (0 = roster average) with 95% intervals from the Monte "
+            "Carlo noise, and its Elo equivalent. Attacker advantage: "
+            f"{adv['attacker_advantage']:+.3f} logit (s.e. {adv['attacker_advantage_se']:.3f}).</p>",
+            f"<p>Model misfit: {b.misfit.get('rms_pp', float('nan')):.2f} pp RMS between the strength model and the "
+            f"cells, against {b.misfit.get('noise_rms_pp', float('nan')):.2f} pp of Monte Carlo noise. "
+            + (f"<b>{esc(b.misfit['warning'])}</b>" if b.misfit.get("warning") else "The model fits within the noise.")
+            + "</p>",
+            _img(pngs["ranking"], "ranking"), _html_table(b.rankings[[c for c in rk_cols if c in b.rankings]]),
+            "<h3>Cells the strength model describes worst</h3>",
+            _html_table(b.misfit["worst"]) if isinstance(b.misfit.get("worst"), pd.DataFrame) else ""]))
         sec.append(_section("outcomes", "Win / draw / loss", [_img(pngs["outcomes"], "win draw loss")]))
         sec.append(_section("nash", "Nash equilibrium", [
             "<p>The mix of units that no other unit beats on average, for the symmetric zero-sum game whose payoff "
@@ -309,9 +344,20 @@ class Report:
         sec.append(_section("cycles", "Intransitive triples", [
             "<p>Rock-paper-scissors cycles: a beats b, b beats c, c beats a (side-averaged, each edge "
             "significant).</p>", _html_table(b.cycles)]))
-        sec.append(_section("fair-points", "Fair points", [
-            _img(pngs["points"], "points"), _html_table(b.fair_points), _html_table(b.efficiency),
+        fp = b.fair_points
+        sec.append(_section("fair-points", "Fair prices", [
+            f"<p>{esc(str(fp.attrs.get('definition', '')))} {esc(str(fp.attrs.get('model', '')))}</p>",
+            f"<p>{esc(str(fp.attrs.get('intervals', '')))}</p>",
+            _img(pngs["points"], "points"), _html_table(fp), _html_table(b.efficiency),
             "<pre>" + esc(b.model_text()) + "</pre>"]))
+        if self.one_for_one is not None:
+            sec.append(_section("one-for-one", "One unit a side", [
+                "<p>The same roster with one unit a side, whatever it costs: what a unit does in a single "
+                "engagement. Dearer units win here by design; the headline matrix and every table above are at "
+                "equal points.</p>", _img(pngs["one_for_one"], "one unit a side")]))
+        else:
+            sec.append(_section("one-for-one", "One unit a side", [
+                "<p>This report is one unit a side (no budget): the headline matrix above is it.</p>"]))
         res = self.featured_result
         if res is not None:
             sec.append(_section("matchup", f"Featured matchup: {res.attacker} vs {res.defender}", [
@@ -330,14 +376,12 @@ class Report:
 
 # ------------------------------------------------------------------- build
 def _featured(rs: Ruleset, matrix: Any, balance: BalanceSummary) -> tuple[str, str] | None:
-    try:
-        att, dfn, _, _ = rs.bench_matchup()
-        if (att, dfn) in matrix.results:
-            return att, dfn
-    except Exception:  # noqa: BLE001 - a ruleset without a benchmark pair still gets a featured matchup
-        pass
+    """The most even pair of different units (at equal points when the matrix has a budget)."""
+    twins = matrix.twins() if hasattr(matrix, "twins") else {}
     sa = balance.side_averaged
     sa = sa[(sa["unit"] != sa["opponent"])]
+    if twins:
+        sa = sa[[twins.get(u) != twins.get(o) for u, o in zip(sa["unit"], sa["opponent"])]]
     if not len(sa):
         return next(iter(matrix.results), None)
     row = sa.iloc[int(np.argmin(np.abs(sa["payoff"].to_numpy(float))))]
@@ -358,7 +402,8 @@ def _to_the_end(rs: Ruleset, ros: Roster, matrix: Any, attacker: str, max_rounds
         try:
             out.append(sim.fight(rs, attacker, d, trials=trials, seed=root, rounds="end", max_rounds=max_rounds,
                                  states=states, overrides=overrides, options=options, roster=ros, from_text=from_text,
-                                 stream=(stable_key("to the end"), stable_key(attacker), stable_key(d))))
+                                 stream=(stable_key("to the end"), stable_key(attacker), stable_key(d)),
+                                 budget=matrix.budget if matrix.budget is not None else "none"))
         except sim.MeleelabError:  # a pair that cannot fight to the end is left out of the curves
             continue
     return out
@@ -380,6 +425,7 @@ def build_report(
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
     from_text: bool = False,
+    budget: Any = None,
 ) -> Report:
     """Run the matchup matrix of a roster and every balance metric.
 
@@ -400,6 +446,10 @@ def build_report(
         Processes (the numbers do not depend on it).
     progress : callable, optional
         ``progress(cells_done, cells_total)``.
+    budget : number, "none" or None
+        Equal-points budget (default the roster's): the headline matrix and every
+        balance table are at equal points, fair prices come from fights at
+        neighbouring copy counts, and the one-unit-a-side matrix is a section.
 
     Returns
     -------
@@ -410,20 +460,22 @@ def build_report(
     start = time.perf_counter()
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
-    matrix = matchup_matrix(rs, ros, units, half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds,
-                            max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                            workers=workers, progress=progress, from_text=from_text)
+    run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
+               states=states, overrides=overrides, options=options, workers=workers, from_text=from_text)
+    matrix = matchup_matrix(rs, ros, units, progress=progress, budget=budget, **run)
+    one_for_one = matchup_matrix(rs, ros, units, budget="none", **run) if matrix.budget is not None else None
     balance = balance_summary(matrix, seed=0)
     settings = {"seed": seed if seed is not None else matrix.provenance.get("seed_entropy"),
                 "half_width": half_width, "max_trials": int(max_trials), "rounds": matrix.settings.get("rounds"),
                 "max_rounds": int(max_rounds), "units": list(units) if units else None,
                 "states": _plain(states or {}), "overrides": _plain(overrides or {}), "options": _plain(options or {}),
+                "budget": matrix.budget,
                 "time_to_resolution": {"rounds": "end", "max_rounds": int(max_rounds),
                                        "trials": min(int(max_trials), TO_THE_END_TRIALS)}}
     featured = _featured(rs, matrix, balance)
     to_the_end = (_to_the_end(rs, ros, matrix, featured[0], int(max_rounds), min(int(max_trials), TO_THE_END_TRIALS),
                               states, overrides, options, from_text) if featured else [])
-    return Report(rs, ros, matrix, balance, settings, featured, to_the_end, time.perf_counter() - start)
+    return Report(rs, ros, matrix, balance, settings, featured, to_the_end, time.perf_counter() - start, one_for_one)
 
 
 def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log: Callable[[str], None] | None = None,

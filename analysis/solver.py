@@ -12,7 +12,10 @@ values that straddle 50%, with an interval from where the score's 95% band
 crosses 50%.
 
 For ``"points"`` (which does not change a fight) the solver prices the unit
-against the opponent under :data:`analysis.sweep.FAIR_POINTS_MODEL`.
+against the opponent with the one fair-price model (:mod:`analysis.fair_points`,
+:mod:`analysis.pricing`): the points at which it would score 50% against that
+opponent at equal points (copy curves with a budget, both roles averaged; the
+calibration of the one-unit-a-side roster without one).
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from sim.ruleset import SIDES, Rounds, Ruleset
 from sim.rulesets import get_ruleset
 from sim.stats import Z95
 
-from .matrix import resolve_roster
-from .sweep import FAIR_POINTS_MODEL, score_odds_points, sweep
+from .fair_points import FAIR_PRICE_DEFINITION
+from .fielding import RunContext, budget_in_force
+from .matrix import check_run_settings, resolve_roster
+from .sweep import sweep
 
 __all__ = ["BalanceSolution", "balance_pair"]
 
@@ -105,6 +110,7 @@ def balance_pair(
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     options: Mapping[str, Any] | None = None,
     workers: int = 1,
+    budget: Any = None,
 ) -> BalanceSolution:
     """Find the value of ``field`` of ``unit`` that brings its matchup with ``opponent`` closest to 50%.
 
@@ -124,7 +130,7 @@ def balance_pair(
         The unit's role; ``both`` averages the two roles.
     trials : int
         Fights per candidate and role.
-    roster, seed, rounds, max_rounds, states, overrides, options, workers
+    roster, seed, rounds, max_rounds, states, overrides, options, workers, budget
         As in :func:`analysis.matrix.matchup_matrix`.
 
     Returns
@@ -137,9 +143,9 @@ def balance_pair(
         raise InputError(f"side: got {side!r}, expected both, attacker or defender")
     sides = list(SIDES) if side == "both" else [side]
     common = dict(roster=ros, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
-                  overrides=overrides, options=options, workers=workers)
+                  overrides=overrides, options=options, workers=workers, budget=budget, fair=False)
     if field == "points":
-        return _solve_points(rs, ros, unit, opponent, sides, common)
+        return _solve_points(rs, ros, unit, opponent, common)
 
     spec = next((f for f in rs.unit_fields if f.name == field), None)
     if spec is None or spec.kind not in ("int", "number"):
@@ -184,21 +190,27 @@ def balance_pair(
     )
 
 
-def _solve_points(rs: Ruleset, ros: Roster, unit: str, opponent: str, sides: list[str],
-                  common: dict[str, Any]) -> BalanceSolution:
-    opp_points = getattr(ros.unit(opponent), "points", None)
-    if opp_points is None:
-        raise InputError(f"{ros.source}: unit {opponent!r} has no points, so no fair cost can be derived against it")
-    score, var = 0.0, 0.0
-    for s in sides:
-        f = sweep(rs, unit, "points", [getattr(ros.unit(unit), "points", None) or 0], [opponent], side=s, **common)
-        if (f["trials"] == 0).any():
-            raise InputError(f"balance: {unit} cannot fight {opponent} as {s}: {f['note'].iloc[0]}")
-        score += float(f["score"].iloc[0]) / len(sides)
-        var += (float(f["score_se"].iloc[0]) / len(sides)) ** 2
-    se = math.sqrt(var)
-    lo, hi = max(score - Z95 * se, 0.0), min(score + Z95 * se, 1.0)
-    fair = score_odds_points(score, float(opp_points))
-    table = pd.DataFrame({"value": [fair], "score": [score], "score_se": [se], "score_lo": [lo], "score_hi": [hi]})
-    return BalanceSolution("points", fair, score, lo, hi, fair, score_odds_points(lo, float(opp_points)),
-                           score_odds_points(hi, float(opp_points)), [fair], table, FAIR_POINTS_MODEL)
+def _solve_points(rs: Ruleset, ros: Roster, unit: str, opponent: str, common: dict[str, Any]) -> BalanceSolution:
+    """The unit's fair price against ``opponent`` alone (both roles averaged), with its interval."""
+    from sim.rng import root_sequence
+
+    from .pricing import price_variants
+
+    base = ros.unit(unit)
+    for name in (unit, opponent):
+        if getattr(ros.unit(name), "points", None) is None:
+            raise InputError(f"{ros.source}: unit {name!r} has no points, so no fair price can be derived")
+    rounds = check_run_settings(rs, common["rounds"], common["max_rounds"], common["trials"])
+    in_force = budget_in_force(rs, ros, common["budget"])
+    context = RunContext(rs.id, ros, root_sequence(common["seed"]), rounds, int(common["max_rounds"]),
+                         dict(common["states"] or {}), dict(common["overrides"] or {}), dict(common["options"] or {}),
+                         0.01, 32_768, common["workers"], False, in_force)
+    table, _ = price_variants(context, base, [base], ["points"], [opponent], against=opponent)
+    row = table.iloc[0]
+    fair, lo, hi = float(row["fair_points"]), float(row["fair_lo"]), float(row["fair_hi"])
+    frame = pd.DataFrame({"value": [fair], "score": [0.5], "score_se": [np.nan], "score_lo": [np.nan],
+                          "score_hi": [np.nan]})
+    model = (f"{FAIR_PRICE_DEFINITION} Here against {opponent} alone ({row['method']}); {row['note']}"
+             + (f"; {row['beyond']}" if row["beyond"] else ""))
+    return BalanceSolution("points", fair, 0.5, float("nan"), float("nan"), fair, lo, hi,
+                           [fair] if np.isfinite(fair) else [], frame, model)

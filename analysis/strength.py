@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
-__all__ = ["Z", "ELO_PER_LOGIT", "long_frame", "side_averaged", "payoff_matrix", "mean_win_rate", "bradley_terry"]
+__all__ = ["Z", "ELO_PER_LOGIT", "long_frame", "side_averaged", "payoff_matrix", "mean_win_rate", "bradley_terry",
+           "bt_misfit"]
 
 #: Two-sided 95% normal quantile: the significance threshold for differences.
 Z: float = float(stats.norm.ppf(0.975))
@@ -176,7 +177,9 @@ def _fit_bt(a: np.ndarray, d: np.ndarray, n: np.ndarray, score: np.ndarray, k: i
     df = len(a) - k
     pearson = float((((succ - tot * p) ** 2) / (tot * p * (1 - p))).sum())
     dispersion = pearson / df if df > 0 else 1.0
-    cov_t = cov_t * max(1.0, dispersion)  # quasi-likelihood: widen when the model misfits
+    # The covariance is the Monte Carlo noise alone (binomial Fisher information): it shrinks as trials
+    # grow. How far the one-number-per-unit model is from the cells is reported beside it (misfit),
+    # never folded into these errors.
     full = np.zeros((k + 1, k + 1))
     full[1:, 1:] = cov_t
     strengths = np.concatenate([[0.0], theta[: k - 1]])
@@ -195,15 +198,17 @@ def bradley_terry(matrix: Any, *, full: bool = False) -> pd.DataFrame | tuple[pd
 
     Model: logit P(attacker scores) = s_attacker - s_defender + h, draws as half a
     win; maximum likelihood (``scipy.optimize.minimize``, trust-exact with the
-    exact Hessian). Standard errors come from the Fisher information, widened by
-    the Pearson dispersion when the model fits worse than binomial noise (e.g.
-    rock-paper-scissors rosters that no single strength order can describe).
+    exact Hessian). Standard errors come from the binomial Fisher information:
+    they measure the Monte Carlo noise of the cells (quadrupling the trials halves
+    them). They say nothing about how well one strength per unit describes the
+    roster: that misfit (e.g. rock-paper-scissors rosters) is measured separately
+    by :func:`bt_misfit` and reported beside the strengths.
 
     Parameters
     ----------
     matrix : MatchupMatrix or DataFrame
     full : bool
-        Also return ``{"attacker_advantage", "attacker_advantage_se", "dispersion", "cov"}``.
+        Also return ``{"attacker_advantage", "attacker_advantage_se", "dispersion", "cov", "misfit"}``.
 
     Returns
     -------
@@ -216,12 +221,65 @@ def bradley_terry(matrix: Any, *, full: bool = False) -> pd.DataFrame | tuple[pd
     if k == 0:
         empty = pd.DataFrame(columns=["unit", "strength", "se", "lo", "hi", "elo"])
         return (empty, {"attacker_advantage": np.nan, "attacker_advantage_se": np.nan, "dispersion": np.nan,
-                        "cov": np.zeros((0, 0))}) if full else empty
+                        "cov": np.zeros((0, 0)), "misfit": bt_misfit(frame, [], np.zeros(0), 0.0)}) if full else empty
     s, h, cov, disp = _fit_bt(*_bt_cells(frame, units), k)
     se = np.sqrt(np.clip(np.diag(cov)[:k], 0, None))
     out = pd.DataFrame({"unit": units, "strength": s, "se": se, "lo": s - Z * se, "hi": s + Z * se,
                         "elo": 1500 + ELO_PER_LOGIT * s})
     if full:
         return out, {"attacker_advantage": h, "attacker_advantage_se": float(math.sqrt(max(cov[k, k], 0))),
-                     "dispersion": disp, "cov": cov[:k, :k]}
+                     "dispersion": disp, "cov": cov[:k, :k], "misfit": bt_misfit(frame, units, s, h)}
     return out
+
+
+def bt_misfit(frame: pd.DataFrame, units: list[str], strengths: np.ndarray, advantage: float,
+              worst: int = 5) -> dict[str, Any]:
+    """How far the Bradley-Terry model is from the cells, next to the Monte Carlo noise.
+
+    Residual per cell = observed score - model score (percentage points). The
+    model misfits *beyond noise* when the Pearson chi-square of the residuals
+    against each cell's Monte Carlo variance is significant at 1%; then the
+    strengths are a summary that some matchups contradict (see the worst cells).
+
+    Returns
+    -------
+    dict
+        ``rms_pp`` (residual RMS), ``noise_rms_pp`` (RMS Monte Carlo standard
+        error of the cells), ``excess_pp`` (RMS misfit beyond the noise, 0 when
+        none), ``chi2``, ``df``, ``p_value``, ``exceeds_noise`` (bool),
+        ``worst`` (DataFrame ``attacker, defender, observed, model, residual_pp,
+        noise_pp``), ``warning`` (a sentence, empty when the model fits).
+    """
+    idx = {u: i for i, u in enumerate(units)}
+    f = frame[frame["attacker"].isin(idx) & frame["defender"].isin(idx)]
+    a = f["attacker"].map(idx).to_numpy(int)
+    d = f["defender"].map(idx).to_numpy(int)
+    n = f["trials"].to_numpy(float) if "trials" in f else np.full(len(f), np.nan)
+    pa, pdr = f["p_attacker"].to_numpy(float), f["p_draw"].to_numpy(float)
+    obs = pa + pdr / 2
+    model = special.expit(np.asarray(strengths)[a] - np.asarray(strengths)[d] + advantage)
+    var = np.maximum(pa + pdr / 4 - obs ** 2, 0.0) / np.where(n > 0, n, np.nan)
+    # a cell whose observed variance is 0 (every fight the same) still has the model's binomial noise floor
+    var = np.where(var > 0, var, model * (1 - model) / np.where(n > 0, n, np.nan))
+    res = obs - model
+    ok = np.isfinite(res) & np.isfinite(var) & (var > 0)
+    cells = int(ok.sum())
+    k = len(units)
+    dof = max(cells - k, 1)
+    chi2 = float((res[ok] ** 2 / var[ok]).sum())
+    p_value = float(stats.chi2.sf(chi2, dof)) if cells > k else 1.0
+    rms = float(np.sqrt(np.mean(res[ok] ** 2))) if cells else float("nan")
+    noise = float(np.sqrt(np.mean(var[ok]))) if cells else float("nan")
+    excess = float(np.sqrt(max(np.mean(res[ok] ** 2 - var[ok]), 0.0))) if cells else float("nan")
+    order = np.argsort(-np.abs(np.where(ok, res, 0.0)), kind="stable")[:worst]
+    worst_frame = pd.DataFrame({"attacker": f["attacker"].to_numpy()[order], "defender": f["defender"].to_numpy()[order],
+                                "observed": obs[order], "model": model[order], "residual_pp": 100 * res[order],
+                                "noise_pp": 100 * np.sqrt(var[order])})
+    exceeds = bool(p_value < 0.01)
+    warning = ""
+    if exceeds:
+        warning = (f"The strength model misfits beyond Monte Carlo noise: its cells are off by {100 * rms:.1f} pp "
+                   f"RMS against {100 * noise:.2f} pp of noise (chi-square {chi2:.0f} on {dof} df). Strengths and "
+                   "their intervals summarise the roster; the worst cells show matchups they do not describe.")
+    return {"rms_pp": 100 * rms, "noise_rms_pp": 100 * noise, "excess_pp": 100 * excess, "chi2": chi2, "df": dof,
+            "p_value": p_value, "exceeds_noise": exceeds, "worst": worst_frame, "warning": warning}

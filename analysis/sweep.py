@@ -1,7 +1,7 @@
 """Stat sweeps: one field of one unit over a range, on common random numbers.
 
 Every value of the field fights each opponent on the same stream (the matrix
-cell's stream of the unit, ``(crc32(unit), crc32(opponent))`` when attacking),
+cell's stream of the unit, ``(key(unit), key(opponent))`` when attacking),
 so the curves are smooth and the difference between two values is measured
 much more precisely than either value alone. Paired standard errors of those
 differences come from batch means, as in :mod:`analysis.compare` (at least 16
@@ -9,11 +9,15 @@ batches: from ``16 * BLOCK_TRIALS`` trials on a batch is a whole block and each
 value's counts equal ``sim.fight(..., stream=cell stream)``; below that the
 batches are ``trials / 16`` long, so the streams are cut differently).
 
-Fair points use one stated model (the same as :mod:`analysis.solver`): with
-strength proportional to cost (Bradley-Terry), a unit costed fairly against an
-opponent of ``c`` points has score odds ``score / (1 - score)`` equal to its cost
-ratio, so its fair cost there is ``c * score / (1 - score)``, where
-``score = p_win + p_draw / 2``.
+Fair prices use the one model of :mod:`analysis.fair_points`: the points at
+which the unit, with each value of the field, would score 50% against the
+sweep's opponents at equal points. With a budget (given, or the roster's) each
+value gets its own copy curve (fights of the variant at neighbouring copy
+counts against every opponent, both roles, on the base unit's streams, so the
+values are compared on common random numbers); without one, the calibration
+of the one-unit-a-side roster prices each value from its scores against the
+roster. Every value's interval comes from the same bootstrap draws, so the
+change in fair price per stat point has an interval of its own.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 import sim
 from sim.errors import InputError, MatchupError, Where
@@ -35,20 +40,19 @@ from sim.rulesets import get_ruleset
 from sim.stats import Z95, wilson_interval
 from sim.tally import Tally
 
-from .compare import batch_trials_for, paired_difference
+from .compare import batch_trials_for, paired_difference, welch_df
+from .fair_points import FAIR_POINTS_MODEL
+from .fielding import RunContext, budget_in_force
 from .matrix import CellJob, JobResult, cell_stream, check_run_settings, resolve_roster, run_jobs
 
-__all__ = ["sweep", "marginal_value", "parse_range", "score_odds_points", "SWEEP_COLUMNS", "FAIR_POINTS_MODEL"]
-
-FAIR_POINTS_MODEL = ("fair cost against an opponent of c points = c * score / (1 - score), score = P(win) + P(draw)/2 "
-                     "(Bradley-Terry with strength proportional to points: at fair cost the score odds equal the cost ratio)")
+__all__ = ["sweep", "marginal_value", "parse_range", "SWEEP_COLUMNS", "FAIR_POINTS_MODEL", "welch_df"]
 
 SWEEP_COLUMNS = [
     "field", "value", "opponent", "side", "trials",
     "p_win", "p_win_lo", "p_win_hi", "p_win_se", "p_loss", "p_loss_lo", "p_loss_hi", "p_draw",
     "score", "score_se", "p_win_step", "p_win_step_se", "p_win_change", "p_win_change_se",
     "damage_dealt", "damage_dealt_se", "damage_taken", "damage_taken_se",
-    "points_opponent", "fair_points", "note",
+    "points_opponent", "fair_points", "fair_lo", "fair_hi", "copies", "p_win_change_df", "note",
 ]
 
 
@@ -71,13 +75,9 @@ def parse_range(text: str) -> tuple[str, list[int]]:
     return name, list(range(lo, hi + 1))
 
 
-def score_odds_points(score: float, opponent_points: float) -> float:
-    """Fair cost under :data:`FAIR_POINTS_MODEL` (``inf`` for a certain win, NaN without points)."""
-    if not math.isfinite(opponent_points) or not math.isfinite(score):
-        return float("nan")
-    if score >= 1:
-        return math.inf
-    return opponent_points * score / (1 - score)
+def _t(df: float) -> float:
+    """Two-sided 95% t quantile (normal for infinite df)."""
+    return float(stats.t.ppf(0.975, df)) if math.isfinite(df) and df > 0 else Z95
 
 
 def _role_numbers(t: Tally, side: str) -> tuple[int, int, int]:
@@ -105,6 +105,10 @@ def sweep(
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
     from_text: bool = False,
+    budget: Any = None,
+    fair: bool = True,
+    fair_trials: int = 32_768,
+    fair_half_width: float | None = 0.01,
 ) -> pd.DataFrame:
     """Win probability and damage of ``unit`` as one of its fields varies.
 
@@ -126,6 +130,13 @@ def sweep(
         As in :func:`analysis.matrix.matchup_matrix`.
     progress : callable, optional
         ``progress(runs_done, runs_total)``.
+    budget : number, "none" or None
+        Equal-points fights (default the roster's budget): the unit and each
+        opponent field ``floor(budget / points)`` copies.
+    fair : bool
+        Also price each value (``fair_points``, ``fair_lo``, ``fair_hi``; see the module docstring).
+    fair_trials, fair_half_width : int, float
+        Precision of the fights behind the fair prices (as a matrix cell).
 
     Returns
     -------
@@ -134,8 +145,11 @@ def sweep(
         ``p_win``/``p_loss`` with Wilson intervals, ``score = p_win + p_draw/2``,
         damage dealt and taken with standard errors, and on common random numbers
         ``p_win_step`` (change from the previous value) and ``p_win_change``
-        (change from the first value) with paired standard errors; ``fair_points``
-        under :data:`FAIR_POINTS_MODEL` when the opponent has points.
+        (change from the first value) with paired standard errors (``p_win_change_df``
+        degrees of freedom); ``fair_points`` with its interval: the value's fair
+        price against the sweep's opponents (the same on every opponent's row).
+        ``frame.attrs["fair"]`` holds one row per value and ``attrs["fair_replicates"]``
+        the bootstrap replicates (for :func:`marginal_value`).
     """
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
@@ -152,7 +166,9 @@ def sweep(
         raise InputError("--vary name: the name is not a stat")
     if field in (overrides or {}).get(side, {}):
         raise InputError(f"--set {side}.{field} conflicts with --vary {field}")
-    opp_side = "defender" if side == "attacker" else "attacker"
+    if field == "points":
+        raise InputError("--vary points: points do not change a fight; price a unit with `meleelab balance`")
+    in_force = budget_in_force(rs, ros, budget)
     opps = list(ros.names if opponents is None else opponents)
     if not opps:
         raise InputError("sweep: no opponents")
@@ -162,19 +178,20 @@ def sweep(
     batch = batch_trials_for(int(trials))
     root = root_sequence(seed)
 
-    jobs, notes, opp_points = [], {}, {}
+    jobs, notes, opp_points, copies_used = [], {}, {}, {}
     for o in opps:
         stream = cell_stream(base.name, o) if side == "attacker" else cell_stream(o, base.name)
         for i, u in enumerate(variants):
             a, d = (u, o) if side == "attacker" else (o, u)
             try:
                 matchup, plan = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
-                                                  roster=ros, from_text=from_text)
+                                                  roster=ros, from_text=from_text, budget=in_force or "none")
             except MatchupError as e:
                 notes[(o, i)] = str(e)
                 continue
-            p = getattr(matchup.unit(opp_side), "points", None)
+            p = getattr(ros.unit(o), "points", None)
             opp_points[o] = float(p) if p is not None else float("nan")
+            copies_used[(o, i)] = matchup.copies[side]
             jobs.append(CellJob((o, i), plan, stream, int(trials), None, True, batch))
     if not jobs:
         raise InputError(f"sweep: {base.name} can fight none of the opponents ({next(iter(notes.values()))})")
@@ -193,12 +210,24 @@ def sweep(
             res = done[(o, i)]
             first = first or res
             rows.append(_row(field, v, o, side, res, prev, first, opp_points.get(o, float("nan"))))
+            rows[-1]["copies"] = copies_used[(o, i)]
             prev = res
     frame = pd.DataFrame(rows).reindex(columns=SWEEP_COLUMNS)
     frame["trials"] = frame["trials"].astype(np.int64)
     frame["note"] = frame["note"].fillna("")
     frame.attrs.update({"unit": base.name, "field": field, "side": side, "ruleset": rs.id,
-                        "seed_entropy": root.entropy, "fair_points_model": FAIR_POINTS_MODEL})
+                        "seed_entropy": root.entropy, "fair_points_model": FAIR_POINTS_MODEL, "budget": in_force})
+    if fair:
+        from .pricing import price_variants
+
+        context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
+                             dict(options or {}), fair_half_width, int(fair_trials), workers, from_text, in_force)
+        table, reps = price_variants(context, base, variants, values, opps)
+        by_value = {v: r for v, r in zip(table["value"], table.to_dict("records"))}
+        frame["fair_points"] = frame["value"].map(lambda v: by_value[v]["fair_points"])
+        frame["fair_lo"] = frame["value"].map(lambda v: by_value[v]["fair_lo"])
+        frame["fair_hi"] = frame["value"].map(lambda v: by_value[v]["fair_hi"])
+        frame.attrs.update({"fair": table, "fair_replicates": reps})
     return frame
 
 
@@ -236,7 +265,8 @@ def _row(field: str, value: Any, opponent: str, side: str, res: JobResult, prev:
         "score": score, "score_se": math.sqrt(score_var / n),
         "p_win_step": step, "p_win_step_se": step_se, "p_win_change": chg, "p_win_change_se": chg_se,
         "damage_dealt": dealt_m, "damage_dealt_se": dealt_se, "damage_taken": taken_m, "damage_taken_se": taken_se,
-        "points_opponent": points_opp, "fair_points": score_odds_points(score, points_opp), "note": "",
+        "points_opponent": points_opp, "fair_points": float("nan"), "note": "",
+        "p_win_change_df": len(res.blocks or []) - 1,
     }
 
 
@@ -245,9 +275,14 @@ def marginal_value(frame: pd.DataFrame) -> pd.DataFrame:
 
     The average slope over the swept range: ``(p_win(hi) - p_win(lo)) / (hi - lo)``
     in win-probability points per stat point, with its paired standard error
-    (the change from the first value is measured on common random numbers), and
-    the same slope of the fair cost (:data:`FAIR_POINTS_MODEL`) when the
-    opponents have points.
+    (the change from the first value is measured on common random numbers) and a
+    t interval on the batch-means degrees of freedom; the ``(all)`` row averages
+    the opponents with equal weight (independent streams: variances add, degrees
+    of freedom by Welch-Satterthwaite). ``fair_points_per_point`` is the change of
+    the fair price (:mod:`analysis.fair_points`) per stat point, with an interval
+    from the paired bootstrap replicates of the two fair prices; it belongs to the
+    whole sweep, so it is given on the ``(all)`` row (and on the only row when
+    there is one opponent).
 
     Parameters
     ----------
@@ -257,10 +292,11 @@ def marginal_value(frame: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``opponent, from_value, to_value, win_points_per_point, se, lo, hi,
-        fair_points_per_point``; the last row, ``opponent == "(all)"``, averages the
-        opponents with equal weight.
+        Columns ``opponent, from_value, to_value, win_points_per_point, se, df, lo, hi,
+        fair_points_per_point, fair_lo, fair_hi``.
     """
+    cols = ["opponent", "from_value", "to_value", "win_points_per_point", "se", "df", "lo", "hi",
+            "fair_points_per_point", "fair_lo", "fair_hi"]
     rows = []
     ok = frame[frame["trials"] > 0]
     for opp, part in ok.groupby("opponent", sort=False):
@@ -271,20 +307,46 @@ def marginal_value(frame: pd.DataFrame) -> pd.DataFrame:
         span = float(last["value"]) - float(first["value"])
         slope = float(last["p_win_change"]) / span
         se = float(last["p_win_change_se"]) / span
-        fair = (float(last["fair_points"]) - float(first["fair_points"])) / span
+        df = float(last["p_win_change_df"]) if "p_win_change_df" in part else math.inf
+        t = _t(df)
         rows.append({"opponent": opp, "from_value": first["value"], "to_value": last["value"],
-                     "win_points_per_point": 100 * slope, "se": 100 * se, "lo": 100 * (slope - Z95 * se),
-                     "hi": 100 * (slope + Z95 * se), "fair_points_per_point": fair})
-    out = pd.DataFrame(rows, columns=["opponent", "from_value", "to_value", "win_points_per_point", "se", "lo", "hi",
-                                      "fair_points_per_point"])
+                     "win_points_per_point": 100 * slope, "se": 100 * se, "df": df, "lo": 100 * (slope - t * se),
+                     "hi": 100 * (slope + t * se)})
+    out = pd.DataFrame(rows, columns=cols)
+    fair_row = _fair_per_point(frame)
     if len(out) > 1:
         k = len(out)
         slope = float(out["win_points_per_point"].mean())
         se = float(np.sqrt((out["se"] ** 2).sum()) / k)
-        fair = out["fair_points_per_point"]
-        fair = fair[np.isfinite(fair)]
+        df = welch_df(out["se"].to_numpy(float) / k, out["df"].to_numpy(float))
+        t = _t(df)
         all_row = {"opponent": "(all)", "from_value": out["from_value"].min(), "to_value": out["to_value"].max(),
-                   "win_points_per_point": slope, "se": se, "lo": slope - Z95 * se, "hi": slope + Z95 * se,
-                   "fair_points_per_point": float(fair.mean()) if len(fair) else float("nan")}
-        out = pd.concat([out, pd.DataFrame([all_row])], ignore_index=True)
+                   "win_points_per_point": slope, "se": se, "df": df, "lo": slope - t * se, "hi": slope + t * se,
+                   **fair_row}
+        out = pd.concat([out, pd.DataFrame([all_row], columns=cols)], ignore_index=True)
+    elif len(out) == 1:
+        for k, v in fair_row.items():
+            out.loc[0, k] = v
     return out
+
+
+def _fair_per_point(frame: pd.DataFrame) -> dict[str, float]:
+    """Change of the fair price per stat point from the sweep's first to its last value, with an interval."""
+    nan = {"fair_points_per_point": float("nan"), "fair_lo": float("nan"), "fair_hi": float("nan")}
+    table = frame.attrs.get("fair")
+    reps = frame.attrs.get("fair_replicates") or {}
+    if table is None or len(table) < 2:
+        return nan
+    first, last = table.iloc[0], table.iloc[-1]
+    span = float(last["value"]) - float(first["value"])
+    est = (float(last["fair_points"]) - float(first["fair_points"])) / span
+    a, b = reps.get(first["value"]), reps.get(last["value"])
+    lo = hi = float("nan")
+    if a is not None and b is not None and len(a) == len(b):
+        from .fair_points import _quantiles
+
+        with np.errstate(invalid="ignore"):
+            lo, hi = _quantiles((np.asarray(b, float) - np.asarray(a, float)) / span)
+        lo = lo if math.isfinite(lo) else float("nan")
+        hi = hi if math.isfinite(hi) else float("nan")
+    return {"fair_points_per_point": est, "fair_lo": lo, "fair_hi": hi}

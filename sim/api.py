@@ -185,6 +185,8 @@ def build_matchup(
         rs.check_roster(units, opts, Where(ros.source))
     st = rs.resolve_states(states, from_text=from_text)
     counts = {"attacker": 1, "defender": 1}
+    if copies is not None and all(int(k) == 1 for k in copies.values()) and not rs.fields_copies:
+        copies = None  # one unit a side, said explicitly: fine for any ruleset
     if copies is not None or in_force is not None:
         if not rs.fields_copies:
             raise MatchupError(f"{rs.id}: {rs.copies_refusal}, so equal-points fights (--budget) are not available")

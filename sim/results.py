@@ -144,6 +144,9 @@ class FightResult:
             "seed": self.seed,
             "rounds": self.rounds,
             "max_rounds": self.settings["max_rounds"],
+            "budget": self.settings.get("budget"),
+            "copies": self.settings.get("copies", {"attacker": 1, "defender": 1}),
+            "fielded": self.settings.get("fielded"),
             "win": self.win,
             "ci95": {k: list(v) for k, v in self.ci95.items()},
             "counts": self.win_counts,
@@ -166,6 +169,19 @@ class FightResult:
         lines = [
             f"{self.ruleset.id}: {self.attacker} (attacker) vs {self.defender} (defender)",
             f"{self.trials:,} trials, rounds={self.rounds}, seed entropy {self.provenance['seed_entropy']}",
+        ]
+        copies = self.settings.get("copies") or {}
+        if self.settings.get("budget") is not None or any(k != 1 for k in copies.values()):
+            fielded = self.settings.get("fielded") or {}
+
+            def side(s: str, name: str) -> str:
+                pts = fielded.get(s)
+                return f"{copies.get(s, 1)} x {name}" + (f" ({pts:g} points)" if pts is not None else "")
+
+            budget = self.settings.get("budget")
+            lines.append((f"equal points, budget {budget:g}: " if budget is not None else "copies: ")
+                         + f"{side('attacker', self.attacker)} vs {side('defender', self.defender)}")
+        lines += [
             "",
             f"{'result':<16}{'probability':>12}   95% interval",
         ]

@@ -11,7 +11,7 @@ order in which blocks run.
 
 from __future__ import annotations
 
-import zlib
+import hashlib
 
 import numpy as np
 
@@ -70,9 +70,12 @@ def block_rng(root: np.random.SeedSequence, *key: int) -> np.random.Generator:
 def stable_key(text: str) -> int:
     """A stream key derived from a name, stable across processes and runs.
 
-    Python's ``hash`` is salted per process; CRC-32 is not.
+    The 128-bit BLAKE2b digest of the UTF-8 name, as an integer. Python's ``hash``
+    is salted per process, and CRC-32 collides (``"plumless"`` and ``"buckeroo"``
+    share one), which would give two cells the same random numbers; a 128-bit
+    cryptographic digest makes a collision between names practically impossible.
     """
-    return zlib.crc32(text.encode("utf-8"))
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest(), "big")
 
 
 def block_sizes(n_trials: int, block_trials: int = BLOCK_TRIALS) -> list[int]:

@@ -155,7 +155,10 @@ def test_compare_unit_variant_role_and_roster_default(capsys):
     rc, out, _ = run(capsys, "compare", "mecha", "AFS", "Gustav", "--role", "attacker", "--trials", "16000",
                      "--seed", "2", "--quiet")
     assert rc == 0 and "Gustav vs AFS" in out and "not fought: Fliege" in out
-    rows = [line for line in out.splitlines()[2:] if not line.startswith("not fought")]
+    # the fair price of both, by the one model (mecha: the calibration)
+    assert "fair price" in out and "AFS: " in out and "(calibration)" in out
+    table = out.split("\n\nfair price")[0]
+    rows = [line for line in table.splitlines()[2:] if not line.startswith("not fought")]
     assert rows and all("attacker" in line and "defender" not in line for line in rows)
 
 

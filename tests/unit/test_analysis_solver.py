@@ -77,13 +77,21 @@ def test_no_crossing_in_range_gives_the_closest_value_and_nan():
 
 
 def test_fair_points_against_an_opponent():
-    s = float(score(PROFILES["AFS"], PROFILES["Nutrocker"]))
-    exact_fair = 45 * s / (1 - s)  # Nutrocker costs 45 in the default roster
+    """Points use the one fair-price model: mecha (one a side) prices by the roster's calibration, with the
+    opponent's value as the par (score 50% against it alone)."""
+    from analysis.fair_points import roster_calibration
+    from analysis.matrix import matchup_matrix
+
     sol = balance_pair("mecha", "AFS", "Nutrocker", "points", trials=4 * BLOCK_TRIALS, seed=2)
-    assert sol.field == "points" and "proportional" in sol.model
-    assert sol.crossing_lo < exact_fair < sol.crossing_hi
-    assert sol.value == pytest.approx(45 * sol.score / (1 - sol.score))
-    assert abs(sol.score - s) < 6 * sol.table.score_se.iloc[0]
+    assert sol.field == "points" and "Fair price" in sol.model and "Nutrocker alone" in sol.model
+    assert sol.crossing_lo < sol.value < sol.crossing_hi
+    cal, reps, _ = roster_calibration(matchup_matrix("mecha", half_width=0.01, max_trials=32_768, seed=2))
+    i, j = reps.index("AFS"), reps.index("Nutrocker")
+    u_nut = cal.strengths[j] - cal.alpha - cal.beta * math.log(45.0)
+    expected = math.exp((cal.strengths[i] - cal.alpha - u_nut) / cal.beta)
+    assert sol.value == pytest.approx(expected, rel=0.02)  # AFS's strength re-measured on its own streams
+    # Nutrocker is stronger than AFS: AFS is worth less than Nutrocker's 45 points against it
+    assert sol.value < 45
 
 
 def test_bad_input():

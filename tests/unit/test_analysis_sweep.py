@@ -10,7 +10,7 @@ import pytest
 
 import sim
 from analysis.matrix import cell_stream
-from analysis.sweep import SWEEP_COLUMNS, marginal_value, parse_range, score_odds_points, sweep
+from analysis.sweep import SWEEP_COLUMNS, marginal_value, parse_range, sweep
 from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS
 from tests.helpers import assert_mean, assert_proportion
@@ -100,17 +100,30 @@ def test_marginal_value(frame):
     exact = (one_round((5, 0, "B"), (4, -2, "A"))[0] - one_round((0, 0, "B"), (4, -2, "A"))[0]) / 5
     assert abs(mv.loc["Nutrocker", "win_points_per_point"] - 100 * float(exact)) < 6 * mv.loc["Nutrocker", "se"]
     assert mv.loc["(all)", "win_points_per_point"] == pytest.approx(mv.iloc[:2]["win_points_per_point"].mean())
-    fair = part.fair_points
-    assert mv.loc["Nutrocker", "fair_points_per_point"] == pytest.approx((fair.iloc[-1] - fair.iloc[0]) / 5)
+    fair = frame.attrs["fair"].set_index("value")["fair_points"]
+    assert mv.loc["(all)", "fair_points_per_point"] == pytest.approx((fair.loc[5] - fair.loc[0]) / 5)
+    assert mv.loc["(all)", "fair_lo"] <= mv.loc["(all)", "fair_points_per_point"] <= mv.loc["(all)", "fair_hi"]
+    # per-opponent intervals are t intervals on the batch-means degrees of freedom
+    from scipy import stats
+
+    t = stats.t.ppf(0.975, mv.loc["Nutrocker", "df"])
+    assert mv.loc["Nutrocker", "hi"] - mv.loc["Nutrocker", "win_points_per_point"] == pytest.approx(
+        t * mv.loc["Nutrocker", "se"])
 
 
-def test_fair_points_model(frame):
-    r = frame.iloc[0]
-    assert r.points_opponent == 45.0
-    assert r.fair_points == pytest.approx(45.0 * r.score / (1 - r.score))
-    assert score_odds_points(0.5, 30.0) == 30.0
-    assert score_odds_points(1.0, 30.0) == math.inf
-    assert math.isnan(score_odds_points(0.5, float("nan")))
+def test_fair_prices_follow_the_one_model(frame):
+    """Without a budget (mecha) each value is priced by the roster's calibration, like a report's units."""
+    from analysis.balance import balance_summary
+    from analysis.matrix import matchup_matrix
+
+    fair = frame.attrs["fair"].set_index("value")
+    assert (fair["method"] == "calibration").all()
+    assert fair["fair_points"].dropna().is_monotonic_increasing  # defence is worth points
+    # AFS's own value (defence 2) is priced like AFS in the balance of the same seed's matrix
+    m = matchup_matrix("mecha", half_width=0.01, max_trials=32_768, seed=7, budget="none")
+    afs = balance_summary(m).fair_points.set_index("unit").loc["AFS"]
+    assert fair.loc[2, "fair_points"] == pytest.approx(afs["fair_points"], rel=0.02)
+    assert (frame.groupby("value")["fair_points"].nunique() == 1).all()  # one price per value
 
 
 def test_defender_side_uses_the_mirrored_stream():

@@ -167,14 +167,46 @@ def test_bradley_terry_stays_finite_when_a_unit_always_wins():
     assert np.isfinite(fit["strength"]).all() and fit["strength"].iloc[0] > 3
 
 
-def test_rps_strengths_equal_with_wide_intervals():
+def test_rps_strengths_equal_with_noise_intervals_and_the_misfit_beside_them():
     fit, info = bal.bradley_terry(rps_frame(), full=True)
     np.testing.assert_allclose(fit["strength"], 0, atol=1e-6)
-    assert info["dispersion"] > 100  # no strength order describes a cycle: errors are widened
-    assert (fit["hi"] - fit["lo"] > 0.5).all()
+    assert info["dispersion"] > 100  # no strength order describes a cycle
+    # the intervals are Monte Carlo noise only (10**6 fights a cell): narrow, not widened by the misfit
+    assert (fit["hi"] - fit["lo"] < 0.01).all()
+    misfit = info["misfit"]
+    assert misfit["exceeds_noise"] and "misfits beyond Monte Carlo noise" in misfit["warning"]
+    assert misfit["rms_pp"] == pytest.approx(100 * math.sqrt(6 * 0.4 ** 2 / 9), rel=1e-3)  # six cells 40 pp off
+    assert abs(misfit["worst"]["residual_pp"].iloc[0]) == pytest.approx(40, rel=1e-3)
+
+
+def test_a_model_that_fits_reports_no_misfit():
+    rng = np.random.default_rng(3)
+    frame, _ = sampled_bt([0.5, 0.0, -0.3, -0.6], 0.1, 40_000, rng)
+    info = bal.bradley_terry(frame, full=True)[1]["misfit"]
+    assert not info["exceeds_noise"] and info["warning"] == ""
+    assert info["rms_pp"] < 2 * info["noise_rms_pp"]
+
+
+def test_strength_intervals_halve_when_trials_quadruple():
+    rng = np.random.default_rng(5)
+    s = [0.8, 0.2, 0.0, -0.4, -0.6]
+    widths = []
+    for n in (20_000, 80_000):
+        fit = bal.bradley_terry(sampled_bt(s, 0.1, n, rng)[0])
+        widths.append((fit["hi"] - fit["lo"]).to_numpy())
+    np.testing.assert_allclose(widths[1] / widths[0], 0.5, rtol=0.05)
 
 
 # ---------------------------------------------------------------- fair points
+def _par(values, weights=None):
+    """The value that scores 50% on average against units of these values (logistic), by bisection."""
+    from scipy.optimize import brentq
+
+    v = np.asarray(values, float)
+    w = np.ones(len(v)) if weights is None else np.asarray(weights, float)
+    return brentq(lambda x: float(np.average(expit(x - v), weights=w)) - 0.5, -50, 50, xtol=1e-13)
+
+
 def test_fair_points_recover_a_known_cost():
     # strengths proportional to log(true cost); one unit listed at twice its true cost
     cost = np.array([10.0, 15.0, 20.0, 30.0, 40.0, 60.0])
@@ -183,13 +215,16 @@ def test_fair_points_recover_a_known_cost():
     s = 1.2 * np.log(cost)
     frame, units = bt_frame(s - s.mean(), h=0.1, points=list(listed), draw=0.1)
     fair = bal.fair_points(frame).set_index("unit")
-    assert fair.loc["U3", "fair_points"] == pytest.approx(30.0, rel=2e-3)
-    assert fair.loc["U3", "flagged"]
-    for i in (0, 1, 2, 4, 5):
-        assert fair.loc[units[i], "fair_points"] == pytest.approx(cost[i], rel=2e-3)
-        assert not fair.loc[units[i], "flagged"]
     assert fair.attrs["beta"] == pytest.approx(1.2, rel=2e-3)
-    assert fair.loc["U3", "value"] == pytest.approx(-1.2 * math.log(2), abs=2e-3)
+    assert (fair["method"] == "calibration").all()
+    # values against the line: 0 for the fairly listed units, -1.2 ln 2 for the one listed at double;
+    # the roster it must score 50% against holds that weak unit, so every fair price is cost * exp(-par / beta)
+    par = _par([0, 0, 0, -1.2 * math.log(2), 0, 0])
+    for i in range(6):
+        assert fair.loc[units[i], "fair_points"] == pytest.approx(cost[i] * math.exp(-par / 1.2), rel=2e-3)
+    assert fair.loc["U3", "flagged"] and fair.loc["U3", "verdict"] == "overpriced"
+    for i in (0, 1, 2, 4, 5):
+        assert not fair.loc[units[i], "flagged"] and fair.loc[units[i], "verdict"] == "fair"
 
 
 def test_fair_points_for_an_unpriced_unit_and_no_points():
@@ -199,8 +234,8 @@ def test_fair_points_for_an_unpriced_unit_and_no_points():
     assert fair.loc["U3", "fair_points"] == pytest.approx(25.0, rel=2e-3)
     assert not fair.loc["U3", "flagged"] and np.isnan(fair.loc["U3", "points"])
     frame_np, _ = bt_frame([0.1, 0.0, -0.1])
-    empty = bal.fair_points(frame_np)
-    assert empty.empty and "at least three" in empty.attrs["note"]
+    none = bal.fair_points(frame_np)
+    assert none["fair_points"].isna().all() and "at least three" in none.attrs["note"]
 
 
 def test_fair_points_when_strength_falls_with_points():
@@ -208,7 +243,19 @@ def test_fair_points_when_strength_falls_with_points():
     frame, _ = bt_frame(s - s.mean(), points=[10.0, 20.0, 40.0, 80.0])
     fair = bal.fair_points(frame)
     assert fair["fair_points"].isna().all() and not fair["flagged"].any()
-    assert "beta <= 0" in fair.attrs["note"]
+    assert "slope <= 0" in fair.attrs["note"]
+
+
+def test_fair_prices_beyond_the_roster_range_are_extrapolations_not_numbers():
+    # one unit far stronger than anything its price explains: its price and bounds leave [min/4, 4 max]
+    s = np.array([1.0 * math.log(c) for c in (10.0, 20.0, 40.0)] + [12.0])
+    frame, _ = bt_frame(s - s.mean(), points=[10.0, 20.0, 40.0, 30.0])
+    fair = bal.fair_points(frame).set_index("unit")
+    row = fair.loc["U3"]
+    assert np.isnan(row["fair_points"]) and "above 160" in row["beyond"]
+    assert row["flagged"] and row["verdict"] == "underpriced"
+    finite = fair[["fair_points", "fair_lo", "fair_hi"]].to_numpy(float)
+    assert np.nanmax(finite) <= 160 and np.nanmin(finite) >= 2.5
 
 
 # ------------------------------------------------------------------ summary
@@ -232,9 +279,10 @@ def test_summary_writes_every_table_deterministically(tmp_path):
               "points_efficiency.csv", "side_averaged.csv", "payoff.csv", "balance_model.txt"):
         assert n in names
         assert (tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes()
-    assert "logit P = beta * log(points ratio)" in one.model
+    assert "Fair price: the points at which the unit would score 50%" in one.model
+    assert "calibration" in one.model
     text = one.text()
-    for heading in ("Rankings", "Nash", "Dominated", "Intransitive", "Fair points"):
+    for heading in ("Rankings", "Nash", "Dominated", "Intransitive", "Fair prices"):
         assert heading in text
     assert one.ruleset == "handmade"
     eff = one.efficiency.set_index("unit")

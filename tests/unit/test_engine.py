@@ -40,9 +40,17 @@ def test_block_sizes():
         block_sizes(0)
 
 
-def test_stable_key_is_crc32():
+def test_stable_key_is_a_collision_free_digest():
+    import hashlib
+    import zlib
+
     assert stable_key("AFS") == stable_key("AFS") != stable_key("PKA")
-    assert stable_key("") == 0
+    assert stable_key("") == int.from_bytes(hashlib.blake2b(b"", digest_size=16).digest(), "big")
+    # CRC-32 gave these two names one stream; the 128-bit digest does not
+    assert zlib.crc32(b"plumless") == zlib.crc32(b"buckeroo")
+    assert stable_key("plumless") != stable_key("buckeroo")
+    keys = {stable_key(f"unit {i}") for i in range(200_000)}
+    assert len(keys) == 200_000
 
 
 @pytest.mark.parametrize("rounds", [1, "end"])
