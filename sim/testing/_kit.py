@@ -272,60 +272,68 @@ def _run(rs: Ruleset, ros: Roster, report: ConformanceReport, *, trials: int, re
 
 
 # ------------------------------------------------------------ one comparison
+_FIELDS = ("winner", "damage_to_attacker", "damage_to_defender", "category_attacker", "category_defender",
+           "rounds", "capped")
+
+
 def _outcomes_problem(rs: Ruleset, out: Any, n: int, variant: Variant) -> str | None:
     """Why a kernel's output breaks the Outcomes contract, or None."""
     if not isinstance(out, Outcomes):
         return f"simulate returned {type(out).__name__}, expected sim.ruleset.Outcomes"
-    names = ("winner", "damage_to_attacker", "damage_to_defender", "category_attacker", "category_defender",
-             "rounds", "capped")
-    arrays = {k: np.asarray(getattr(out, k)) for k in names} | {f"extras[{k}]": np.asarray(v) for k, v in out.extras.items()}
+    if set(out.extras) != {e.name for e in rs.extras}:
+        return f"extras {sorted(out.extras)} differ from the declared {sorted(e.name for e in rs.extras)}"
+    arrays = {k: np.asarray(getattr(out, k)) for k in _FIELDS} | {k: np.asarray(v) for k, v in out.extras.items()}
     if len({a.shape for a in arrays.values()}) != 1 or arrays["winner"].ndim != 1:
         return "the Outcomes arrays differ in shape: " + ", ".join(f"{k} {a.shape}" for k, a in arrays.items())
     if out.weights is not None and (len(out.weights) != len(out.winner) or (np.asarray(out.weights) < 0).any()):
         return "weights must give a non-negative count for each row"
     if out.n_trials != n:
         return f"asked for {n} fights, the Outcomes hold {out.n_trials}"
-    if set(out.extras) != {e.name for e in rs.extras}:
-        return f"extras {sorted(out.extras)} differ from the declared {sorted(e.name for e in rs.extras)}"
-    seen = np.asarray(out.weights) > 0 if out.weights is not None else slice(None)  # rows with no fights say nothing
-    rows = list(zip(*(arrays[k][seen].tolist() for k in names),
-                    *(arrays[f"extras[{e.name}]"][seen].tolist() for e in rs.extras)))
-    for row in rows[:: max(1, len(rows) // 2000)] if len(rows) > 4000 else rows:
-        problem = _row_problem(rs, row, variant)
-        if problem:
-            return problem
-    return None
+    bad = [k for k, a in arrays.items() if a.dtype.kind not in ("iu" if k != "capped" else "b")]
+    if bad:
+        return "arrays of the wrong type: " + ", ".join(f"{k} ({arrays[k].dtype})" for k in bad)
+    if out.weights is not None:  # rows that stand for no fight say nothing
+        arrays = {k: a[np.asarray(out.weights) > 0] for k, a in arrays.items()}
+    return _arrays_problem(rs, arrays, variant)
 
 
-def _trial_problem(rs: Ruleset, t: Any, variant: Variant) -> str | None:
-    if not isinstance(t, TrialOutcome):
-        return f"resolve_one returned {type(t).__name__}, expected sim.ruleset.TrialOutcome"
-    if set(t.extras) != {e.name for e in rs.extras}:
-        return f"extras {sorted(t.extras)} differ from the declared {sorted(e.name for e in rs.extras)}"
-    row = (t.winner, t.damage_to_attacker, t.damage_to_defender, t.category_attacker, t.category_defender,
-           t.rounds, t.capped, *(t.extras[e.name] for e in rs.extras))
-    return _row_problem(rs, row, variant)
+def _trials_problem(rs: Ruleset, rows: list[Any], variant: Variant) -> str | None:
+    """Why the reference's results break the TrialOutcome contract, or None."""
+    names = {e.name for e in rs.extras}
+    for t in rows:
+        if not isinstance(t, TrialOutcome):
+            return f"resolve_one returned {type(t).__name__}, expected sim.ruleset.TrialOutcome"
+        if set(t.extras) != names:
+            return f"extras {sorted(t.extras)} differ from the declared {sorted(names)}"
+    for t in rows[:50]:
+        values = [getattr(t, k) for k in _FIELDS[:-1]] + list(t.extras.values())
+        if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in values):
+            return f"non-integer values in {t}"
+    stacked = Outcomes.stack(rows)
+    arrays = {k: np.asarray(getattr(stacked, k)) for k in _FIELDS} | stacked.extras
+    return _arrays_problem(rs, arrays, variant)
 
 
-def _row_problem(rs: Ruleset, row: tuple, variant: Variant) -> str | None:
-    winner, dmg_a, dmg_d, cat_a, cat_d, n_rounds, capped, *extras = row
+def _arrays_problem(rs: Ruleset, a: dict[str, np.ndarray], variant: Variant) -> str | None:
     limit = variant[1] if variant[0] == END else int(variant[0])
-    ints = [winner, dmg_a, dmg_d, cat_a, cat_d, n_rounds, *extras]
-    if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in ints):
-        return f"non-integer values in {row}"
-    if winner not in (0, 1, 2):
-        return f"winner {winner} is not 0 (draw), 1 (attacker) or 2 (defender)"
-    if not (0 <= cat_a < len(rs.outcome_categories) and 0 <= cat_d < len(rs.outcome_categories)):
-        return f"categories {cat_a}, {cat_d} outside 0..{len(rs.outcome_categories) - 1}"
-    if dmg_a < 0 or dmg_d < 0 or any(x < 0 for x in extras):
-        return f"negative damage or extras in {row}"
-    if not 1 <= n_rounds <= limit:
-        return f"{n_rounds} rounds fought with a limit of {limit}"
-    if capped and (variant[0] != END or n_rounds != limit or winner != DRAW):
-        return f"a capped fight must be rounds=end, reach max_rounds and be a draw: {row}"
-    for e, x in zip(rs.extras, extras):
-        if e.kind == "proportion" and x not in (0, 1):
-            return f"extra {e.name} is a proportion but has value {x}"
+    n_cat = len(rs.outcome_categories)
+    extras = [a[e.name] for e in rs.extras]
+    checks = [
+        (~np.isin(a["winner"], (0, 1, 2)), "winner is not 0 (draw), 1 (attacker) or 2 (defender)"),
+        ((a["category_attacker"] < 0) | (a["category_attacker"] >= n_cat)
+         | (a["category_defender"] < 0) | (a["category_defender"] >= n_cat), f"a category outside 0..{n_cat - 1}"),
+        ((a["damage_to_attacker"] < 0) | (a["damage_to_defender"] < 0), "negative damage"),
+        ((a["rounds"] < 1) | (a["rounds"] > limit), f"rounds fought outside 1..{limit}"),
+        (a["capped"] & ((variant[0] != END) | (a["rounds"] != limit) | (a["winner"] != DRAW)),
+         "a capped fight must be rounds=end, reach max_rounds and be a draw"),
+    ]
+    checks += [(x < 0, f"extra {e.name} is negative") for e, x in zip(rs.extras, extras)]
+    checks += [((x != 0) & (x != 1), f"extra {e.name} is a proportion but not 0 or 1")
+               for e, x in zip(rs.extras, extras) if e.kind == "proportion"]
+    for mask, what in checks:
+        if mask.any():
+            i = int(np.flatnonzero(mask)[0])
+            return f"{what}: {', '.join(f'{k}={a[k][i]}' for k in a)}"
     return None
 
 
@@ -357,7 +365,7 @@ def _compare(rs: Ruleset, plan: Any, subject: str, variant: Variant, n_kernel: i
         report.add("outcomes", f"reference, {subject}", False, f"resolve_one raised {type(e).__name__}: {e}")
         return
     report.dice |= GuardedDice.sides_of(dice)
-    problem = next((p for t in rows if (p := _trial_problem(rs, t, variant))), None)
+    problem = _trials_problem(rs, rows, variant)
     if not report.add("outcomes", f"reference, {subject}", problem is None, problem or ""):
         return
     report.add("dice", subject, *_replay(rs, plan, rows, logs, variant))
