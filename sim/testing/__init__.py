@@ -29,10 +29,13 @@ choose_pairs       the pairs the kit would check for a roster
 GuardedDice        random dice that refuse anything but d6()/d(sides), optionally recorded
 ReplayDice         the recorded dice of one fight, replayed in order
 DiceAccessError    a reference touched the dice other than through d6()/d(sides)
+ScriptedDice       dice read from a list, for worked examples (``ScriptedDice([6, 2]).d6() == 6``)
+RandomDice         dice from a numpy Generator (to run the reference by hand)
 """
 
 from __future__ import annotations
 
+from ..dice import RandomDice, ScriptedDice
 from ._dice import DiceAccessError, GuardedDice, ReplayDice
 from ._kit import check_ruleset, choose_pairs
 from ._report import Check, ConformanceError, ConformanceReport
@@ -46,4 +49,6 @@ __all__ = [
     "GuardedDice",
     "ReplayDice",
     "DiceAccessError",
+    "ScriptedDice",
+    "RandomDice",
 ]
