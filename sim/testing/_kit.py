@@ -77,7 +77,7 @@ def check_ruleset(
     * **settings**: every declared state (each side) and option, at
       representative values, written as ``--set`` text, is accepted on some pair
       and reaches the matchup unchanged; non-default values are also compared
-      kernel against reference;
+      kernel against reference on that pair, under every rounds setting;
     * **bad values**: out-of-range, mistyped and unknown ``--set`` values are
       refused with a one-line :class:`~sim.errors.MeleelabError` naming the field;
     * **units round-trip**: every roster unit survives ``unit_to_dict`` then
@@ -261,7 +261,7 @@ def _run(rs: Ruleset, ros: Roster, report: ConformanceReport, *, trials: int, re
         for i, s in enumerate(declared):
             others = [o for o in declared if (o.kind, o.name, o.side) != (s.kind, s.name, s.side)]
             check_setting(rs, ros, report.pairs, i, s, others, report,
-                          lambda subject, pair, plan: compare(f"{subject}, {_rounds_text(variants[0])}", plan, variants[0]))
+                          lambda subject, pair, plan: [compare(f"{subject}, {_rounds_text(v)}", plan, v) for v in variants])
         check_bad_values(rs, ros, first, report)
         check_units(rs, ros, first, report)
     each = family.decide(report, alpha)
