@@ -125,7 +125,8 @@ def check_protocol(ruleset: Any) -> list[str]:
     try:
         parse_rounds(getattr(ruleset, "default_rounds", None))
     except InputError:
-        out.append(f"default_rounds must be a positive integer or \"end\", got {getattr(ruleset, 'default_rounds', None)!r}")
+        rounds = getattr(ruleset, "default_rounds", None)
+        out.append(f'default_rounds must be a positive integer or "end", got {rounds!r}')
     out += _check_categories(getattr(ruleset, "outcome_categories", None))
     out += _check_schema(ruleset)
     out += _check_methods(ruleset)
@@ -200,8 +201,9 @@ def _check_schema(rs: Ruleset) -> list[str]:
     options = groups["option_fields"]
     for f in options:
         out += _check_field(f, "option") or _default_ok(f, f.default, "option")
-    for attr, names in (("unit_fields", unit_names), ("state_fields", [s.name for s in states if isinstance(s, StateField)]),
-                        ("option_fields", [f.name for f in options if isinstance(f, Field)])):
+    state_names = [s.name for s in states if isinstance(s, StateField)]
+    option_names = [f.name for f in options if isinstance(f, Field)]
+    for attr, names in (("unit_fields", unit_names), ("state_fields", state_names), ("option_fields", option_names)):
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             out.append(f"{attr} names must be distinct, repeated: {', '.join(dup)}")
@@ -250,8 +252,9 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def discover(builtin: Mapping[str, Ruleset],
-             entry_points: Callable[[], Any] | None = None) -> tuple[dict[str, Ruleset], dict[str, str], list[PluginProblem]]:
+def discover(
+    builtin: Mapping[str, Ruleset], entry_points: Callable[[], Any] | None = None
+) -> tuple[dict[str, Ruleset], dict[str, str], list[PluginProblem]]:
     """Load every plugin ruleset and sort out the ones that cannot be used.
 
     Parameters

@@ -128,7 +128,8 @@ def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roste
     raise InputError(f"{path}: unknown roster format {suffix or '(no suffix)'!r}, expected .toml or .csv")
 
 
-def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>", ruleset: str | Ruleset | None = None) -> Roster:
+def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
+                     ruleset: str | Ruleset | None = None) -> Roster:
     """Build a roster from the mapping a TOML file parses to (see :func:`load_roster`)."""
     where = Where(source)
     rs = _ruleset_of(data.get("ruleset"), ruleset, where)

@@ -30,7 +30,8 @@ EXAMPLE = ROOT / "examples" / "ironclash"
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory) -> dict[str, str]:
     """Environment for a subprocess that sees the installed example plugin."""
-    shared = tmp_path_factory.getbasetemp().parent  # one folder for every xdist worker of this run
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # this run's folder, shared by workers
     target, done = shared / "ironclash-installed", shared / "ironclash-installed.ok"
     with open(shared / "ironclash-install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -84,7 +85,8 @@ def test_installed_example_gets_a_report(installed, tmp_path):
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "Ironclash" in html and "plugin meleelab-ironclash 0.1.0" in html and "Veteran" in html
     meta = json.loads((tmp_path / "report" / "metadata.json").read_text(encoding="utf-8"))
-    assert meta["ruleset"]["id"] == "ironclash" and meta["ruleset"]["outcome_categories"] == ["unhurt", "wounded", "down"]
+    assert meta["ruleset"]["id"] == "ironclash"
+    assert meta["ruleset"]["outcome_categories"] == ["unhurt", "wounded", "down"]
     assert (tmp_path / "report" / "matrix_long.csv").read_text(encoding="utf-8").count("\n") == 1 + 7 * 7
 
 

@@ -203,7 +203,8 @@ class _Family:
             acc[1] += dof
         if quantity in _MEAN_TESTED:
             p = mean_difference(kernel, reference)
-            self.tests.append((subject, f"mean {quantity}", p, f"kernel {_mean(kernel):.4g}, reference {_mean(reference):.4g}"))
+            evidence = f"kernel {_mean(kernel):.4g}, reference {_mean(reference):.4g}"
+            self.tests.append((subject, f"mean {quantity}", p, evidence))
 
     def decide(self, report: ConformanceReport, alpha: float) -> float:
         each = alpha / 2 / max(len(self.tests), 1)
@@ -243,7 +244,8 @@ def _run(rs: Ruleset, ros: Roster, report: ConformanceReport, *, trials: int, re
     report.settings = {"trials": trials, "reference_trials": reference_trials, "alpha": alpha, "seed": seed,
                        "rounds": [_rounds_text(v) for v in variants], "replay": replay, "workers": workers}
     if not plans:
-        report.add("pairs", ros.source, False, "prepare refused every pair: " + "; ".join(report.refused.values())[:300])
+        reasons = "; ".join(report.refused.values())[:300]
+        report.add("pairs", ros.source, False, f"prepare refused every pair: {reasons}")
         return
     stream = iter(range(10**9))
 
@@ -260,8 +262,8 @@ def _run(rs: Ruleset, ros: Roster, report: ConformanceReport, *, trials: int, re
         declared = declared_settings(rs)
         for i, s in enumerate(declared):
             others = [o for o in declared if (o.kind, o.name, o.side) != (s.kind, s.name, s.side)]
-            check_setting(rs, ros, report.pairs, i, s, others, report,
-                          lambda subject, pair, plan: [compare(f"{subject}, {_rounds_text(v)}", plan, v) for v in variants])
+            check_setting(rs, ros, report.pairs, i, s, others, report, lambda subject, pair, plan: [
+                compare(f"{subject}, {_rounds_text(v)}", plan, v) for v in variants])
         check_bad_values(rs, ros, first, report)
         check_units(rs, ros, first, report)
     each = family.decide(report, alpha)

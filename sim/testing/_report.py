@@ -91,7 +91,8 @@ class ConformanceReport:
                  f"checks passed in {self.seconds:.1f} s",
                  f"  {len(self.pairs)} pairs ({len(self.refused)} refused by prepare), rounds {s.get('rounds')}, "
                  f"{s.get('trials')} kernel / {s.get('reference_trials')} reference fights per pair and rounds, "
-                 f"alpha {s.get('alpha')} (one pair's test flags a shift of {s.get('detectable_shift', float('nan')):.3f} "
+                 f"alpha {s.get('alpha')} (one pair's test flags a shift of "
+                 f"{s.get('detectable_shift', float('nan')):.3f} "
                  f"in a probability near 1/2); dice used: {', '.join(f'd{d}' for d in sorted(self.dice)) or 'none'}"]
         lines += [f"  {name}: {counts[name] - bad[name]}/{counts[name]}" for name in counts]
         lines += ["  " + c.line() for c in self.failures]

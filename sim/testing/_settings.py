@@ -67,11 +67,13 @@ def check_setting(rs: Ruleset, ros: Roster, pairs: Sequence[Pair], start: int, s
         try:
             states, overrides, options = parse_settings(rs, items)
         except Exception as e:  # noqa: BLE001 - any failure is the finding
-            report.add("settings round-trip", subject, False, f"parse_settings raised {type(e).__name__}: {_one_line(e)}")
+            report.add("settings round-trip", subject, False,
+                       f"parse_settings raised {type(e).__name__}: {_one_line(e)}")
             return
         filed = states.get(setting.side or "", {}) if setting.kind == "state" else options
         if setting.name not in filed or overrides:
-            report.add("settings round-trip", subject, False, f"parse_settings filed it as {states, overrides, options}")
+            report.add("settings round-trip", subject, False,
+                       f"parse_settings filed it as {states, overrides, options}")
             return
         for k in range(len(pairs)):
             a, d = pairs[(start + k) % len(pairs)]
@@ -83,7 +85,8 @@ def check_setting(rs: Ruleset, ros: Roster, pairs: Sequence[Pair], start: int, s
             except Exception as e:  # noqa: BLE001
                 report.add("settings accepted", subject, False, f"{a} v {d}: {type(e).__name__}: {_one_line(e)}")
                 return
-            got = matchup.states[setting.side][setting.name] if setting.kind == "state" else matchup.options[setting.name]
+            held = matchup.states[setting.side] if setting.kind == "state" else matchup.options
+            got = held[setting.name]
             report.add("settings accepted", subject, True, f"{a} v {d}" + (f" with {extra.item}" if extra else ""))
             report.add("settings round-trip", subject, _same(got, setting.value),
                        f"wrote {setting.value!r}, the matchup holds {got!r}")
@@ -110,7 +113,8 @@ def _expect_refused(rs: Ruleset, ros: Roster, pair: Pair, item: str, needle: str
             report.add("bad values", subject, True, text)
         return
     except Exception as e:  # noqa: BLE001
-        report.add("bad values", subject, False, f"raised {type(e).__name__} instead of a one-line error: {_one_line(e)}")
+        report.add("bad values", subject, False,
+                   f"raised {type(e).__name__} instead of a one-line error: {_one_line(e)}")
         return
     report.add("bad values", subject, False, f"accepted (on {pair[0]} v {pair[1]})")
 
