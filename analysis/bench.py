@@ -16,6 +16,7 @@ import numpy as np
 import sim
 from sim.dice import RandomDice
 from sim.engine import run_tally
+from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS, root_sequence
 from sim.ruleset import Ruleset
 
@@ -105,7 +106,11 @@ def bench(rulesets: list[str] | None = None, *, seconds: float = 0.5, repeats: i
     d6 = d6_rate()
     out = {"d6_per_second": d6, "rulesets": {}}
     for rs in chosen:
-        out["rulesets"][rs.id] = bench_ruleset(rs, seconds=seconds, repeats=repeats, d6_per_second=d6)
+        try:
+            out["rulesets"][rs.id] = bench_ruleset(rs, seconds=seconds, repeats=repeats, d6_per_second=d6)
+        except NotImplementedError:  # a plugin without a benchmark pair: skipped unless asked for by name
+            if rulesets:
+                raise InputError(f"{rs.id}: no benchmark matchup (the ruleset does not define bench_matchup)") from None
     out["d6_per_second"] = max(d6, d6_rate())  # measured again after the kernels: the better of two
     for entry in out["rulesets"].values():
         for e in [entry, *entry.get("extra", [])]:

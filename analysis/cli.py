@@ -53,12 +53,20 @@ def cli() -> None:
 @cli.command("rulesets")
 @click.option("--json", "as_json", is_flag=True, help="One JSON array on stdout.")
 def rulesets_cmd(as_json: bool) -> None:
-    """List the rulesets: id, title, source text, default rounds."""
-    rows = [r.describe() for r in sim.rulesets()]
+    """List the rulesets: id, title, source text, default rounds, origin (built-in or plugin).
+
+    A plugin that could not be loaded is left out, with one warning line on
+    stderr saying why; the listing still succeeds.
+    """
+    from sim.plugins import origin, problems
+
+    rows = [r.describe() | {"origin": origin(r.id)} for r in sim.rulesets()]
+    for problem in problems():
+        click.echo(f"meleelab: warning: {problem.line}", err=True)
     if as_json:
         click.echo(to_json(rows))
         return
-    _print_table(rows, ["id", "title", "source", "default_rounds"])
+    _print_table(rows, ["id", "title", "source", "default_rounds", "origin"])
 
 
 @cli.command("units")

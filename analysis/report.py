@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 import sim
+import sim.plugins
 from sim.results import FightResult
 from sim.roster import Roster
 from sim.ruleset import Ruleset
@@ -293,7 +294,8 @@ class Report:
                     "cells fought": f"{st['cells_fought']} of {st['cells']}",
                     "fights": f"{st['trials_total']:,} (per cell {st['trials_min']:,} to {st['trials_max']:,})",
                     "widest half-width": f"±{100 * st['widest_half_width']:.2f} pp"}
-        rules = {"id": rs.id, "title": rs.title, "source": rs.source, "spec": f"shared/rules/{rs.spec}",
+        spec = f"shared/rules/{rs.spec}" if sim.plugins.origin(rs.id) == "built-in" else rs.spec  # a plugin's own
+        rules = {"id": rs.id, "title": rs.title, "source": rs.source, "spec": spec, "origin": sim.plugins.origin(rs.id),
                  "damage unit": rs.damage_unit, "default rounds": rs.default_rounds,
                  "outcome categories": ", ".join(rs.outcome_categories),
                  "extras": ", ".join(e.name for e in rs.extras) or "none"}

@@ -16,6 +16,10 @@ parse_settings   split ``--set`` strings into states, overrides and options
 FightResult      probabilities with intervals, damage with errors, provenance
 Roster           validated units of one ruleset
 MeleelabError    bad input (one line for a person)
+
+Modules for ruleset authors: ``sim.ruleset`` (the protocol a ruleset implements),
+``sim.testing`` (the conformance kit) and ``sim.plugins`` (rulesets from other
+packages via the ``meleelab.rulesets`` entry-point group); see ``docs/extending.md``.
 """
 
 from __future__ import annotations

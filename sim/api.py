@@ -79,12 +79,12 @@ def provenance(root: np.random.SeedSequence, **extra: Any) -> dict[str, Any]:
 
 def _roster_of(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
     if roster is None:
-        return default_roster(rs.id)
+        return default_roster(rs)
     if isinstance(roster, Roster):
         if roster.ruleset != rs.id:
             raise InputError(f"{roster.source}: a {roster.ruleset} roster, expected a {rs.id} roster")
         return roster
-    return load_roster(roster, rs.id)
+    return load_roster(roster, rs)
 
 
 def parse_settings(ruleset: str | Ruleset, items: Iterable[str]) -> Settings:

@@ -25,7 +25,14 @@ __all__ = [
 
 
 class DiceStream(Protocol):
-    """Anything that rolls one die at a time."""
+    """Anything that rolls one die at a time: all a scalar reference may read.
+
+    ``d6()`` rolls a six-sided die; ``d(sides)`` any die with ``sides >= 2``
+    faces numbered 1..sides (``d(6)`` is ``d6()``). A reference reads every die
+    it needs through these two methods and nothing else, so tests can script
+    the dice (:class:`ScriptedDice`) and the conformance kit can record and
+    replay them (:mod:`sim.testing`).
+    """
 
     def d6(self) -> int: ...
 
@@ -33,12 +40,13 @@ class DiceStream(Protocol):
 
 
 class RandomDice:
-    """Dice from a :class:`numpy.random.Generator`, buffered for speed."""
+    """Dice from a :class:`numpy.random.Generator`, buffered for speed (one buffer per die size)."""
 
     def __init__(self, rng: np.random.Generator, buffer: int = 4096) -> None:
         self._rng = rng
         self._size = buffer
         self._buf: list[int] = []
+        self._other: dict[int, list[int]] = {}
 
     def d6(self) -> int:
         if not self._buf:
@@ -48,7 +56,12 @@ class RandomDice:
     def d(self, sides: int) -> int:
         if sides == 6:
             return self.d6()
-        return int(self._rng.integers(1, sides + 1))
+        buf = self._other.get(sides)
+        if not buf:
+            if isinstance(sides, bool) or not isinstance(sides, (int, np.integer)) or sides < 2:
+                raise ValueError(f"a die has at least 2 sides, got {sides!r}")
+            buf = self._other[sides] = self._rng.integers(1, int(sides) + 1, size=self._size).tolist()
+        return buf.pop()
 
 
 class DiceScriptError(AssertionError):

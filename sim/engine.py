@@ -27,7 +27,7 @@ ProgressCallback = Callable[[int, int], None]
 
 
 def _run_blocks(
-    ruleset_id: str,
+    ruleset: str | Ruleset,
     plan: Any,
     root: np.random.SeedSequence,
     stream: tuple[int, ...],
@@ -35,7 +35,7 @@ def _run_blocks(
     rounds: Rounds,
     max_rounds: int,
 ) -> Tally:
-    rs = get_ruleset(ruleset_id)
+    rs = get_ruleset(ruleset)
     tally = Tally(len(rs.outcome_categories), tuple(e.name for e in rs.extras))
     for index, size in blocks:
         rng = block_rng(root, *stream, index)
@@ -97,14 +97,16 @@ def run_tally(
     done = 0
     if workers == 1:
         for task in tasks:
-            total = total.merge(_run_blocks(ruleset.id, plan, root, stream, task, rounds, max_rounds))
+            total = total.merge(_run_blocks(ruleset, plan, root, stream, task, rounds, max_rounds))
             done += sum(s for _, s in task)
             if progress:
                 progress(done, trials)
         return total
+    # The ruleset travels pickled (by class reference, so any importable ruleset works in
+    # a worker, registered or not: a plugin under test before it is installed).
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = {
-            pool.submit(_run_blocks, ruleset.id, plan, root, stream, task, rounds, max_rounds): sum(s for _, s in task)
+            pool.submit(_run_blocks, ruleset, plan, root, stream, task, rounds, max_rounds): sum(s for _, s in task)
             for task in tasks
         }
         for fut in as_completed(futures):

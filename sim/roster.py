@@ -24,7 +24,6 @@ import io
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -98,15 +97,15 @@ class Roster:
         return Roster(self.ruleset, self.units, self.options, self.source, self.description, budget)
 
 
-def load_roster(path: str | Path, ruleset: str | None = None) -> Roster:
+def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roster:
     """Load and validate a roster file.
 
     Parameters
     ----------
     path : str or pathlib.Path
         A ``.toml`` or ``.csv`` file.
-    ruleset : str, optional
-        Expected ruleset id. Required for a CSV without a ``ruleset`` column;
+    ruleset : str or Ruleset, optional
+        Expected ruleset (id or instance). Required for a CSV without a ``ruleset`` column;
         for TOML, a mismatch with the file's ``ruleset`` key is an error.
 
     Returns
@@ -140,7 +139,8 @@ def load_roster(path: str | Path, ruleset: str | None = None) -> Roster:
     raise InputError(f"{path}: unknown roster format {suffix or '(no suffix)'!r}, expected .toml or .csv")
 
 
-def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>", ruleset: str | None = None) -> Roster:
+def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
+                     ruleset: str | Ruleset | None = None) -> Roster:
     """Build a roster from the mapping a TOML file parses to (see :func:`load_roster`)."""
     where = Where(source)
     rs = _ruleset_of(data.get("ruleset"), ruleset, where)
@@ -179,7 +179,7 @@ def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>", rules
     return roster.with_budget(budget)
 
 
-def _roster_from_csv(text: str, where: Where, ruleset: str | None) -> Roster:
+def _roster_from_csv(text: str, where: Where, ruleset: str | Ruleset | None) -> Roster:
     reader = csv.DictReader(io.StringIO(text))
     rows = [dict(r) for r in reader]
     if reader.fieldnames is None:
@@ -195,19 +195,21 @@ def _roster_from_csv(text: str, where: Where, ruleset: str | None) -> Roster:
     return _finish(rs, units, {}, where)
 
 
-def _ruleset_of(declared: Any, expected: str | None, where: Where) -> Ruleset:
+def _ruleset_of(declared: Any, expected: str | Ruleset | None, where: Where) -> Ruleset:
     if declared is None:
         if expected is None:
             raise where.error("ruleset", None, "the ruleset id (a `ruleset = \"...\"` key, or name the ruleset)")
         return get_ruleset(expected)
     if not isinstance(declared, str):
         raise where.error("ruleset", declared, "a ruleset id string")
+    if isinstance(expected, Ruleset) and declared == expected.id:
+        return expected  # the ruleset itself, registered or not (a plugin under test)
     try:
         rs = get_ruleset(declared)
     except InputError as e:
         raise InputError(f"{where.source}: {e}") from None
     if expected is not None and get_ruleset(expected).id != rs.id:
-        raise where.error("ruleset", declared, f"a {expected} roster (this file is for {declared})")
+        raise where.error("ruleset", declared, f"a {get_ruleset(expected).id} roster (this file is for {declared})")
     return rs
 
 
@@ -221,11 +223,11 @@ def _finish(rs: Ruleset, units: list[Any], options: dict[str, Any], where: Where
     return Roster(rs.id, by_name, options, where.source or "<memory>", description)
 
 
-def default_roster(ruleset: str) -> Roster:
-    """The example roster shipped for ``ruleset`` (package data ``sim/rosters/<id>.toml``)."""
+def default_roster(ruleset: str | Ruleset) -> Roster:
+    """The example roster shipped for ``ruleset`` (see :meth:`~sim.ruleset.Ruleset.default_roster_file`)."""
     rs = get_ruleset(ruleset)
-    res = resources.files("sim") / "rosters" / f"{rs.id}.toml"
-    if not res.is_file():
-        raise InputError(f"ruleset {rs.id!r} ships no default roster")
+    res = rs.default_roster_file()
+    if res is None:
+        raise InputError(f"ruleset {rs.id!r} ships no default roster (give one with --roster)")
     data = tomllib.loads(res.read_text(encoding="utf-8"))
-    return roster_from_dict(data, source=f"default {rs.id} roster", ruleset=rs.id)
+    return roster_from_dict(data, source=f"default {rs.id} roster", ruleset=rs)

@@ -12,7 +12,30 @@ provides three pieces of behaviour:
     :class:`~sim.outcomes.Outcomes`. No Python loop per trial.
 ``resolve_one(plan, dice, rounds, max_rounds)``
     The scalar reference: one fight, read like the spec, every die from
-    ``dice.d6()``. Returns a :class:`~sim.outcomes.TrialOutcome`.
+    ``dice.d6()`` (or ``dice.d(sides)`` for other dice). Returns a
+    :class:`~sim.outcomes.TrialOutcome`.
+
+This module is the public, stable API for writing a ruleset, in meleelab or in
+a package of its own (a plugin, see :mod:`sim.plugins` and ``docs/extending.md``):
+everything a ruleset needs is importable from here, and a plugin imports
+nothing else from ``sim`` except :mod:`sim.testing` in its tests.
+
+Public names
+------------
+Ruleset        the base class: metadata, schema, validation, the three methods
+Matchup        the validated fight ``prepare`` receives (units, states, options)
+Field          one typed unit field or option (``kind``, range, choices, default)
+StateField     a situational state of one side (a Field plus sides and defaults)
+REQUIRED       default marker of a field that must be given
+Extra          a ruleset-specific per-trial count reported with every result
+Outcomes       what the kernel returns for a block of fights (arrays)
+TrialOutcome   what the reference returns for one fight
+DRAW, ATTACKER, DEFENDER   winner codes
+DiceStream     what ``resolve_one`` reads dice from: ``d6()`` and ``d(sides)``
+Rounds, END    a round count or ``"end"`` (fight until one side is out)
+SIDES          ``("attacker", "defender")``
+parse_rounds   validate a rounds value
+InputError, MatchupError, Where   one-line errors for bad input / impossible fights
 """
 
 from __future__ import annotations
@@ -26,10 +49,14 @@ import numpy as np
 
 from .dice import DiceStream
 from .errors import InputError, MatchupError, Where
-from .outcomes import Outcomes, TrialOutcome
-from .schema import Field, StateField, parse_fields
+from .outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
+from .schema import REQUIRED, Field, StateField, parse_fields
 
-__all__ = ["END", "Rounds", "SIDES", "Extra", "Matchup", "Ruleset", "parse_rounds"]
+__all__ = [
+    "Ruleset", "Matchup", "Field", "StateField", "REQUIRED", "Extra", "Outcomes", "TrialOutcome",
+    "DRAW", "ATTACKER", "DEFENDER", "DiceStream", "Rounds", "END", "SIDES", "parse_rounds",
+    "InputError", "MatchupError", "Where",
+]
 
 END: Literal["end"] = "end"
 Rounds = int | Literal["end"]
@@ -259,6 +286,22 @@ class Ruleset:
     def bench_extra_matchups(self) -> tuple[tuple[str, str, dict[str, dict[str, Any]], Rounds], ...]:
         """Further benchmark matchups an issue sets a goal for (same shape as :meth:`bench_matchup`)."""
         return ()
+
+    def default_roster_file(self) -> Any:
+        """The example roster shipped with the ruleset, or ``None``.
+
+        By default ``<top-level package>/rosters/<id>.toml`` as package data:
+        ``sim/rosters/mecha.toml`` for ``sim.rulesets.mecha``,
+        ``mygame/rosters/mygame.toml`` for a plugin whose ruleset lives in
+        ``mygame.rules``. Returns an :mod:`importlib.resources` traversable.
+        """
+        from importlib import resources
+
+        try:
+            res = resources.files(type(self).__module__.split(".")[0]) / "rosters" / f"{self.id}.toml"
+            return res if res.is_file() else None
+        except (ModuleNotFoundError, TypeError, OSError):  # a plain module or a namespace without files
+            return None
 
     def describe(self) -> dict[str, Any]:
         return {
