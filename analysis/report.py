@@ -264,7 +264,7 @@ class Report:
                     "cells fought": f"{st['cells_fought']} of {st['cells']}",
                     "fights": f"{st['trials_total']:,} (per cell {st['trials_min']:,} to {st['trials_max']:,})",
                     "widest half-width": f"±{100 * st['widest_half_width']:.2f} pp"}
-        rules = {"id": rs.id, "title": rs.title, "source": rs.source, "spec": f"shared/rules/{rs.spec}",
+        rules = {"id": rs.id, "title": rs.title, "source": rs.source, "spec": rs.spec,
                  "damage unit": rs.damage_unit, "default rounds": rs.default_rounds,
                  "outcome categories": ", ".join(rs.outcome_categories),
                  "extras": ", ".join(e.name for e in rs.extras) or "none"}
