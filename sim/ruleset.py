@@ -100,7 +100,7 @@ class Ruleset:
 
     id: ClassVar[str]
     title: ClassVar[str]
-    #: The original rules text this ruleset was written from (its file name; not distributed) and a one-line description.
+    #: The original rules text this ruleset was written from (file name; not distributed) and a one-line note.
     source: ClassVar[str]
     #: The page that documents the rules as simulated, relative to the repository (``docs/rules/<id>.md``).
     spec: ClassVar[str]

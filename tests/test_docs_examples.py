@@ -144,8 +144,10 @@ def test_guide_install_commands_are_the_readme_quick_start() -> None:
     assert "report --all" in quick.body and "pytest" in quick.body
 
 
-@pytest.mark.parametrize("block", [b for bs in BLOCKS.values() for b in bs if b.lang == "toml" and "ruleset =" in b.body],
-                         ids=lambda b: b.id)
+ROSTERS = [b for bs in BLOCKS.values() for b in bs if b.lang == "toml" and "ruleset =" in b.body]
+
+
+@pytest.mark.parametrize("block", ROSTERS, ids=[b.id for b in ROSTERS])
 def test_roster_examples_load(block: Block, tmp_path: Path) -> None:
     """A TOML example that is a whole roster (it names its ruleset) loads without error."""
     path = tmp_path / (block.file or "roster.toml")

@@ -1,6 +1,7 @@
 """``grimdark``: squad close combat with initiative steps (1998 science-fantasy wargame, 3rd edition).
 
-Rules: ``docs/rules/grimdark.md``; written from the original text ``001_ae2f5c5f2d6c01fb.txt`` (Russian; not distributed).
+Rules: ``docs/rules/grimdark.md``; written from the original text ``001_ae2f5c5f2d6c01fb.txt``
+(Russian; not distributed).
 
 A unit is a squad of model groups (see :mod:`._grimdark_units`). Each round the
 models in base contact make A (+1 two weapons, +1 charging in round 1) attacks,

@@ -38,6 +38,11 @@ def _attacker_wins(att: tuple, dfn: tuple, a: int, d: int) -> int:
     return int(_severity(*att[:3], a) < _severity(*dfn[:3], d))
 
 
+def _side_wins(side: str, att: tuple, dfn: tuple, a: int, d: int) -> int:
+    """1 if ``side`` wins the one-round fight on dice (a, d): its final state is strictly less severe."""
+    return _attacker_wins(att, dfn, a, d) if side == "attacker" else _attacker_wins(dfn, att, d, a)
+
+
 def _profiles(new: bool) -> dict[str, tuple]:
     units = dict(UNITS)
     if new:
@@ -82,16 +87,12 @@ def test_unchanged_cells_are_identical_and_changed_cells_are_paired(runs) -> Non
     n = TRIALS
     for _, row in cells[touched].iterrows():
         a_name, d_name = row["item"].split(" vs ")
-        if row["quantity"] == "p_attacker":
-            wins_old = lambda a, d: _attacker_wins(old_p[a_name], old_p[d_name], a, d)  # noqa: E731
-            wins_new = lambda a, d: _attacker_wins(new_p[a_name], new_p[d_name], a, d)  # noqa: E731
-        else:
-            wins_old = lambda a, d: _attacker_wins(old_p[d_name], old_p[a_name], d, a)  # noqa: E731
-            wins_new = lambda a, d: _attacker_wins(new_p[d_name], new_p[a_name], d, a)  # noqa: E731
+        side = "attacker" if row["quantity"] == "p_attacker" else "defender"
         dice = [(a, d) for a in range(1, 7) for d in range(1, 7)]
-        p_old = Fraction(sum(wins_old(a, d) for a, d in dice), 36)
-        p_new = Fraction(sum(wins_new(a, d) for a, d in dice), 36)
-        diffs = [wins_new(a, d) - wins_old(a, d) for a, d in dice]
+        won_old = [_side_wins(side, old_p[a_name], old_p[d_name], a, d) for a, d in dice]
+        won_new = [_side_wins(side, new_p[a_name], new_p[d_name], a, d) for a, d in dice]
+        p_old, p_new = Fraction(sum(won_old), 36), Fraction(sum(won_new), 36)
+        diffs = [y - x for x, y in zip(won_old, won_new)]
         mean = Fraction(sum(diffs), 36)
         paired_var = Fraction(sum(x * x for x in diffs), 36) - mean ** 2
         paired_se = math.sqrt(paired_var / n)

@@ -132,7 +132,8 @@ def test_weapon_none_disarms_a_model_with_two_weapons() -> None:
     assert knight.weapon is None and knight.second_weapon is None
     assert knight.hit_strength == -(-knight.strength // 2) and knight.hit_damage == 1
     # a second weapon given in the same breath is still refused: it needs a first one
-    states, overrides, options = sim.parse_settings("duel", ["attacker.weapon=none", "attacker.second_weapon.strength=3"])
+    items = ["attacker.weapon=none", "attacker.second_weapon.strength=3"]
+    states, overrides, options = sim.parse_settings("duel", items)
     with pytest.raises(sim.InputError, match="second weapon needs"):
         sim.build_matchup("duel", "Knight", "Reaver", states=states, overrides=overrides, options=options,
                           from_text=True)
