@@ -540,6 +540,30 @@ def _price_text(row: Any) -> str:
     return text + (f"; {row['beyond']}" if row.get("beyond") else "")
 
 
+@cli.command("diff")
+@click.argument("old_dir")
+@click.argument("new_dir")
+@click.option("--z", type=float, default=3.0, show_default=True,
+              help="A difference beyond Z standard errors is a change (see analysis/diff.py for the error used).")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Directory for diff.csv (every number), diff_changed.csv and diff.png (before/after).")
+@click.option("--all", "show_all", is_flag=True, help="Print every change (default: the 40 largest).")
+def diff_cmd(old_dir: str, new_dir: str, z: float, out: str | None, show_all: bool) -> None:
+    """Which matrix cells, rankings and fair prices changed beyond their noise from OLD_DIR to NEW_DIR.
+
+    Both are folders of `meleelab report` (or `balance --out`), or two `report --all`
+    folders (compared ruleset by ruleset). With the same seed, cells whose units did
+    not change are identical (the same dice); a change is |new - old| > Z standard errors.
+    """
+    from .diff import diff_runs
+
+    result = diff_runs(old_dir, new_dir, z=z)
+    click.echo(result.text(limit=None if show_all else 40))
+    if out:
+        for p in result.write(out):
+            click.echo(f"wrote {p}")
+
+
 def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     import pandas as pd
 

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
+from matplotlib.ticker import MaxNLocator
 
 __all__ = [
     "matrix_heatmap",
@@ -23,6 +24,7 @@ __all__ = [
     "sweep_curves",
     "ranking_chart",
     "points_chart",
+    "interpretation_bars",
     "WIN",
     "DRAW",
     "LOSS",
@@ -84,6 +86,26 @@ def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | N
         cbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         cbar.set_label(f"{value_label} (0-1, white = 0.5)")
     return ax
+
+
+def _legend_above_data(ax: Axes, top: float, *, probability: bool = True, **kwargs: Any) -> None:
+    """A legend in the top of ``ax``, with the y range raised so that no data (up to ``top``) runs under it.
+
+    The legend's height is measured (in pixels, against the axes' height) and the
+    y limit set so that the data stay below it, with a margin for a later
+    ``tight_layout`` shrinking the axes. On a probability axis the ticks stop at 1.
+    """
+    legend = ax.legend(loc="upper right", **kwargs)
+    share = legend.get_window_extent().height / max(ax.get_window_extent().height, 1.0)
+    share = 1.25 * share + 0.04
+    if share < 0.75 and top > 0:
+        ax.set_ylim(0, top / (1.0 - share))
+    else:  # no room inside: put the legend under the axes instead
+        legend.remove()
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), **kwargs)
+    if probability:
+        ticks = [t for t in MaxNLocator(nbins=6).tick_values(0, 1) if t <= 1 + 1e-9]
+        ax.set_yticks(ticks)
 
 
 def _is_result(x: Any) -> bool:
@@ -171,8 +193,11 @@ def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | No
     ax.set_ylabel("probability")
     if k <= 20:
         ax.set_xticks(x)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title or f"Damage distributions: {result.attacker} vs {result.defender}")
-    ax.legend(fontsize=8)
+    top = max([float(np.max(d)) for d in (to_def, to_att) if len(d)], default=0.0)
+    _legend_above_data(ax, top, fontsize=8)
     return ax
 
 
@@ -201,6 +226,7 @@ def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = No
         mr, _ = r.mean_rounds
         ax.step(k, cdf, where="post", label=f"{label} (mean {mr:.2f})")
     ax.set_xlabel("rounds fought")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
     ax.set_ylabel("P(fight over by this round)")
     ax.set_ylim(0, 1.02)
     ax.set_title(title or "Rounds to resolution (cumulative)")
@@ -233,6 +259,9 @@ def sweep_curves(sweep: pd.DataFrame, ax: Axes | None = None, *, title: str | No
             ax.fill_between(x, g[f"{y}_lo"].to_numpy(float), g[f"{y}_hi"].to_numpy(float),
                             color=line.get_color(), alpha=0.2, linewidth=0)
     ax.axhline(0.5, color="black", lw=0.6, ls=":")
+    values = pd.to_numeric(frame["value"], errors="coerce").dropna() if "value" in frame else pd.Series(dtype=float)
+    if len(values) and bool((values == values.round()).all()):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # integer stats: no 2.5 ticks
     field = field or frame.attrs.get("field", "value")
     ax.set_xlabel(f"{field} (stat value)")
     ax.set_ylabel("P(win)" if y == "p_win" else y)
@@ -319,4 +348,50 @@ def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | Non
     ax.set_xlabel("actual points (log scale)")
     ax.set_ylabel("suggested fair points, 95% interval (log scale)")
     ax.set_title(title or "Points: actual vs fair")
+    return ax
+
+
+def interpretation_bars(frame: pd.DataFrame, ax: Axes | None = None, *, value: str = "attacker wins",
+                        lo: str | None = "lo", hi: str | None = "hi", group: str = "matchup",
+                        series: str = "setting", order: Sequence[str] | None = None,
+                        title: str | None = None) -> Axes:
+    """Grouped bars: one group per matchup, one bar per setting (e.g. an interpretation switch), 95% bars.
+
+    Group labels are wrapped so that they never run into each other, and the legend
+    sits in space kept free above the bars.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long form: one row per (``group``, ``series``) with ``value`` and, when given,
+        the ``lo`` / ``hi`` interval columns.
+    order : sequence of str, optional
+        Settings in legend order (default: as they first appear).
+    """
+    import textwrap
+
+    frame = pd.DataFrame(frame)
+    settings = list(order) if order is not None else list(dict.fromkeys(frame[series]))
+    groups = list(dict.fromkeys(frame[group]))
+    ax = _axes(ax, (max(6.4, 1.6 + 1.5 * len(groups)), 4.2))
+    width = 0.8 / max(len(settings), 1)
+    x = np.arange(len(groups))
+    top = 0.0
+    for k, setting in enumerate(settings):
+        rows = frame[frame[series] == setting].set_index(group).reindex(groups)
+        v = rows[value].to_numpy(float)
+        err = None
+        if lo and hi and lo in rows and hi in rows:
+            err = np.clip(np.vstack([v - rows[lo].to_numpy(float), rows[hi].to_numpy(float) - v]), 0, None)
+            top = max(top, float(np.nanmax(v + err[1])) if len(v) else 0.0)
+        top = max(top, float(np.nanmax(v)) if len(v) else 0.0)
+        ax.bar(x + (k - (len(settings) - 1) / 2) * width, v, width, yerr=err, capsize=3 if err is not None else 0,
+               label=str(setting))
+    per_group = ax.get_window_extent().width / ax.figure.dpi / max(len(groups), 1)  # inches
+    chars = max(6, int(per_group / 0.09))  # about 0.09 in per character at the default size
+    ax.set_xticks(x, [textwrap.fill(str(g), chars) for g in groups])
+    ax.set_xlabel(group)
+    ax.set_ylabel(value)
+    ax.set_title(title or f"{value} under each setting")
+    _legend_above_data(ax, top, probability=top <= 1, fontsize=8, title=series, ncol=min(len(settings), 3))
     return ax

@@ -294,8 +294,7 @@ class Report:
                     "cells fought": f"{st['cells_fought']} of {st['cells']}",
                     "fights": f"{st['trials_total']:,} (per cell {st['trials_min']:,} to {st['trials_max']:,})",
                     "widest half-width": f"±{100 * st['widest_half_width']:.2f} pp"}
-        spec = f"shared/rules/{rs.spec}" if sim.plugins.origin(rs.id) == "built-in" else rs.spec  # a plugin's own
-        rules = {"id": rs.id, "title": rs.title, "source": rs.source, "spec": spec, "origin": sim.plugins.origin(rs.id),
+        rules = {"id": rs.id, "title": rs.title, "source": rs.source, "spec": rs.spec, "origin": sim.plugins.origin(rs.id),
                  "damage unit": rs.damage_unit, "default rounds": rs.default_rounds,
                  "outcome categories": ", ".join(rs.outcome_categories),
                  "extras": ", ".join(e.name for e in rs.extras) or "none"}

@@ -132,9 +132,9 @@ class Ruleset:
 
     id: ClassVar[str]
     title: ClassVar[str]
-    #: The original rules text under ``shared/rules/source`` and a one-line description.
+    #: The original rules text this ruleset was written from (file name; not distributed) and a one-line note.
     source: ClassVar[str]
-    #: The spec under ``shared/rules`` (``<id>.md``).
+    #: The page that documents the rules as simulated, relative to the repository (``docs/rules/<id>.md``).
     spec: ClassVar[str]
     damage_unit: ClassVar[str]
     default_rounds: ClassVar[Rounds] = 1

@@ -2,7 +2,8 @@
 
 Rule numbers in comments are the steps of the original text (``source/002``):
 1 pair off, 2 duel roll, 3 saving throws (Toughness checks), backing away,
-instant death. Interpretation numbers ("ambiguity n") are those of ``duel.md``.
+instant death. Interpretation numbers ("ambiguity n") are those of the
+ruleset's original spec; every interpretation is described in ``docs/rules/duel.md``.
 """
 
 from __future__ import annotations

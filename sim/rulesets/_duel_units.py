@@ -218,4 +218,8 @@ def apply_overrides(unit: DuelUnit, overrides: Mapping[str, Any], where: Where, 
         if key not in by_name or key == "name":
             raise where.error(key, raw, f"a unit field or state of duel ({', '.join(known)})")
         values[key] = by_name[key].parse_text(raw, where) if from_text and isinstance(raw, str) else raw
+    # ``weapon=none`` disarms the model: without a first weapon a second one is not allowed, so
+    # it goes too, unless the same overrides give a second weapon (then the unit is refused).
+    if "weapon" in overrides and values["weapon"] is None and not any(k.startswith("second_weapon") for k in overrides):
+        values["second_weapon"] = None
     return parse_duel_unit(values, where)

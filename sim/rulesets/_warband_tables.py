@@ -2,7 +2,7 @@
 
 Everything the reference reads from the rules text's tables lives here as data:
 to hit, to wound, armour saves, strength save modifiers, weapon rules, the
-critical hit table and the injury table (spec ``shared/rules/warband.md``).
+critical hit table and the injury table (printed in ``docs/rules/warband.md``).
 """
 
 from __future__ import annotations

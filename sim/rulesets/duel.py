@@ -1,6 +1,6 @@
 """``duel``: duel-roll skirmish combat (a homebrew skirmish game's combat phase).
 
-Spec: ``shared/rules/duel.md``; original text ``source/002_905b96e2697bc56f.txt``.
+Rules: ``docs/rules/duel.md``; written from the original text ``002_905b96e2697bc56f.txt`` (not distributed).
 
 Each combat phase the models are paired off (ganging up when the numbers differ);
 in each combat both sides roll one d6 per remaining wound and keep the highest,
@@ -11,7 +11,7 @@ instant death (misted) when ``S >= T``. A surviving loser backs away a yard per
 wound lost and takes one more hit per yard it cannot back. Fights run to the end
 by default.
 
-Interpretations beyond ``duel.md`` (each a default a designer can see in the code):
+Interpretations in detail (all described in ``docs/rules/duel.md``; each a default a designer can see in the code):
 
 - One round is one combat phase. Wounds, space used and deaths carry over; ``prone``
   holds for the whole fight.
@@ -60,12 +60,12 @@ __all__ = ["Duel", "DuelUnit", "Weapon", "RULESET"]
 
 
 class Duel(Ruleset):
-    """The ``duel`` ruleset (see the module docstring and ``duel.md``)."""
+    """The ``duel`` ruleset (see the module docstring and ``docs/rules/duel.md``)."""
 
     id = "duel"
     title = "Duel-roll skirmish combat (homebrew skirmish combat phase)"
     source = "002_905b96e2697bc56f.txt: homebrew skirmish game, '4. Combat Phase'"
-    spec = "duel.md"
+    spec = "docs/rules/duel.md"
     damage_unit = "wounds lost (a misted model loses all its remaining wounds)"
     default_rounds = END
     outcome_categories = ("survived", "eliminated")

@@ -1,6 +1,7 @@
 """``grimdark``: squad close combat with initiative steps (1998 science-fantasy wargame, 3rd edition).
 
-Spec: ``shared/rules/grimdark.md``; original text ``source/001_ae2f5c5f2d6c01fb.txt`` (Russian).
+Rules: ``docs/rules/grimdark.md``; written from the original text ``001_ae2f5c5f2d6c01fb.txt``
+(Russian; not distributed).
 
 A unit is a squad of model groups (see :mod:`._grimdark_units`). Each round the
 models in base contact make A (+1 two weapons, +1 charging in round 1) attacks,
@@ -81,7 +82,7 @@ class Grimdark(Ruleset):
     id = "grimdark"
     title = "Squad close combat with initiative steps (1998 science-fantasy wargame, 3rd ed.)"
     source = "001_ae2f5c5f2d6c01fb.txt: close-combat chapter (Russian translation)"
-    spec = "grimdark.md"
+    spec = "docs/rules/grimdark.md"
     damage_unit = "wounds lost"
     default_rounds = 1
     outcome_categories = ("wiped_out", "survived")

@@ -1,6 +1,6 @@
 """``mecha``: armoured-suit physical combat (fan rule for the SF3D / Ma.K hex game).
 
-Spec: ``shared/rules/mecha.md``; original text ``source/000_ecd8aa549f6b9c33.txt``.
+Rules: ``docs/rules/mecha.md``; written from the original text ``000_ecd8aa549f6b9c33.txt`` (not distributed).
 
 Each side that rolls adds 1d6, its defence strength and physical modifier, -2 if
 immobilised and +2 if evading, and reads its *own* total under its *own* armour
@@ -127,7 +127,7 @@ class Mecha(Ruleset):
     id = "mecha"
     title = "Armoured-suit physical combat (SF3D / Ma.K fan rule)"
     source = "000_ecd8aa549f6b9c33.txt: futchfactor 'Physical Combat' page"
-    spec = "mecha.md"
+    spec = "docs/rules/mecha.md"
     damage_unit = "severity (0 unharmed, 1 immobilised, 2 destroyed)"
     default_rounds = 1
     outcome_categories = ("unharmed", "immobilised", "destroyed")

@@ -1,6 +1,6 @@
 """``pools``: simultaneous attack-pool unit combat (Bases, Courage, Shaken, Dash).
 
-Spec: ``shared/rules/pools.md``; original text ``source/003_7aff26f11569f388.txt``.
+Rules: ``docs/rules/pools.md``; written from the original text ``003_7aff26f11569f388.txt`` (not distributed).
 
 A unit is a block of bases. In one engagement both sides roll an attack pool
 (``attack`` dice per base, +1 per base for a charging attacker, -1 per base when
@@ -101,7 +101,7 @@ class Pools(Ruleset):
     id = "pools"
     title = "Simultaneous attack-pool unit combat (Bases, Courage, Shaken, Dash)"
     source = "003_7aff26f11569f388.txt: a unit-based game's close-combat procedure"
-    spec = "pools.md"
+    spec = "docs/rules/pools.md"
     damage_unit = "wounds (unsaved hits, capped at the wounds the unit had left)"
     default_rounds = 1
     outcome_categories = ("destroyed", "retreated", "held")

@@ -1,6 +1,6 @@
 """``warband``: skirmish warriors fought to the end, with parries, criticals and injuries.
 
-Spec: ``shared/rules/warband.md``; original text ``source/004_7a625f83867ff841.txt``
+Rules: ``docs/rules/warband.md``; written from the original text ``004_7a625f83867ff841.txt`` (not distributed)
 (the hand-to-hand chapter of a 1999 skirmish game set in a ruined city).
 
 A side is one warrior profile with ``count`` warriors (up to 10). One round is
@@ -84,7 +84,7 @@ class Warband(Ruleset):
     id = "warband"
     title = "Skirmish warband hand-to-hand combat (1999 ruined-city skirmish game)"
     source = "004_7a625f83867ff841.txt: the 'Close Combat' chapter"
-    spec = "warband.md"
+    spec = "docs/rules/warband.md"
     damage_unit = "wounds lost (capped at each warrior's W)"
     default_rounds = "end"
     outcome_categories = ("out_of_action", "down", "standing")

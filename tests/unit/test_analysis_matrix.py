@@ -17,7 +17,7 @@ from sim.rng import BLOCK_TRIALS
 from tests.helpers import assert_proportion
 
 # ---------------------------------------------------------- exact mecha odds
-# From the spec (shared/rules/mecha.md), independently of the code: total = d6 +
+# From the spec (docs/rules/mecha.md), independently of the code: total = d6 +
 # defence + physical; letter index k (A=0): destroyed if total <= 2 + k,
 # immobilised if total == 3 + k, no effect otherwise and for totals of 7 or more.
 PROFILES = {"AFS": (2, 0, "B"), "PKA": (2, 0, "B"), "Nutrocker": (4, -2, "A"), "Sand Stalker": (1, 0, "C"),
