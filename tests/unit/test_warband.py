@@ -1,6 +1,6 @@
 """warband: tables, equipment legality, and every rule on the scalar reference with scripted dice.
 
-Dice order (see ``sim/rulesets/_warband_reference.py``): strike-order roll-offs;
+Dice order (see ``sim/rulesets/warband/reference.py``): strike-order roll-offs;
 then per striker: to-hit dice, parry die (and re-roll), then per hit: to-wound,
 critical, save, Step Aside; then injury dice (one per wound at or beyond W = 0),
 then the helmet die.
@@ -15,8 +15,8 @@ import sim
 from sim.dice import RandomDice, ScriptedDice
 from sim.errors import InputError, Where
 from sim.outcomes import ATTACKER, DEFENDER, DRAW
-from sim.rulesets._warband_reference import _Fight, _rejoin, pairing
-from sim.rulesets._warband_tables import (
+from sim.rulesets.warband.reference import _Fight, _rejoin, pairing
+from sim.rulesets.warband.tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, VITAL_PART,
     attack_columns, critical_result, injury_result, save_needed, strength_save_modifier, to_hit_needed,
     to_wound_needed, weapon_strength,
@@ -655,7 +655,7 @@ def test_rout_pass_fights_on():
 
 
 def test_rout_threshold_is_a_quarter_of_the_starting_count():
-    from sim.rulesets._warband_reference import Warrior, rout_test
+    from sim.rulesets.warband.reference import Warrior, rout_test
 
     u = W(count=5, ld=7)
     side = [Warrior("attacker", i, u, 1) for i in range(5)]

@@ -8,9 +8,9 @@ one player turn: the active player's Recovery, then one hand-to-hand phase in
 which every engaged warrior fights in strike order (strike first, Initiative
 with roll-offs, strike last). Round 1 is the attacker's (charge) turn.
 
-Modules: ``_warband_tables`` (profile, weapon/armour tables, charts, equipment
-legality), ``_warband_reference`` (the scalar reference, the spec in code) and
-``_warband_kernel`` (the vectorised kernel).
+Modules: ``tables`` (profile, weapon/armour tables, charts, equipment
+legality), ``reference`` (the scalar reference, the spec in code) and
+``kernel`` (the vectorised kernel).
 
 Simplifications and interpretations where the spec is silent (also in the
 report): each striker puts all its attacks into one target (standing enemies
@@ -52,14 +52,14 @@ from typing import Any
 
 import numpy as np
 
-from ..dice import DiceStream
-from ..errors import MatchupError, Where
-from ..outcomes import Outcomes, TrialOutcome
-from ..ruleset import Extra, Matchup, Rounds, Ruleset
-from ..schema import Field, StateField
-from ._warband_kernel import KernelPlan, build_plan, simulate
-from ._warband_reference import resolve_fight
-from ._warband_tables import ARMOUR_SAVE, SKILLS, WEAPON_NAMES, WarbandUnit, check_equipment, unit_summary
+from ...dice import DiceStream
+from ...errors import MatchupError, Where
+from ...outcomes import Outcomes, TrialOutcome
+from ...ruleset import Extra, Matchup, Rounds, Ruleset
+from ...schema import Field, StateField
+from .kernel import KernelPlan, build_plan, simulate
+from .reference import resolve_fight
+from .tables import ARMOUR_SAVE, SKILLS, WEAPON_NAMES, WarbandUnit, check_equipment, unit_summary
 
 __all__ = ["Warband", "WarbandPlan", "RULESET"]
 

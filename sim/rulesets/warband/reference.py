@@ -34,10 +34,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dice import DiceStream
-from ..outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
-from ..ruleset import END, Rounds
-from ._warband_tables import (
+from ...dice import DiceStream
+from ...outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
+from ...ruleset import END, Rounds
+from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
     WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
     to_hit_needed, to_wound_needed, weapon_strength,

@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
-from ..ruleset import END, Rounds
-from ._warband_single import SingleTable, auto_hit_cdf, single_table
-from ._warband_tables import (
+from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
+from ...ruleset import END, Rounds
+from .single import SingleTable, auto_hit_cdf, single_table
+from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
     WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
     to_hit_needed, to_wound_needed, weapon_strength,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._warband_tables import (
+from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, critical_result, injury_result,
 )
 
