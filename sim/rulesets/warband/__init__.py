@@ -57,8 +57,9 @@ from ...errors import MatchupError, Where
 from ...outcomes import Outcomes, TrialOutcome
 from ...ruleset import Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField
+from .groups import simulate_groups
 from .kernel import KernelPlan, build_plan, simulate
-from .reference import resolve_fight
+from .reference import REENGAGE_RULES, resolve_fight
 from .tables import ARMOUR_SAVE, SKILLS, WEAPON_NAMES, WarbandUnit, check_equipment, unit_summary
 
 __all__ = ["Warband", "WarbandPlan", "RULESET"]
@@ -76,6 +77,7 @@ class WarbandPlan:
     kernel: KernelPlan
     all_alone: bool = False
     rout: bool = False
+    reengage: str = "own_turn_charge"
 
 
 class Warband(Ruleset):
@@ -91,7 +93,7 @@ class Warband(Ruleset):
     unit_type = WarbandUnit
     unit_fields = (
         Field("name", "str", "warrior name"),
-        Field("count", "int", "warriors with this profile (a side is one group)", lo=1, hi=10, default=1),
+        Field("count", "int", "warriors with this profile (a side is one group)", lo=1, hi=20, default=1),
         Field("ws", "int", "Weapon Skill", lo=1, hi=10),
         Field("s", "int", "Strength", lo=1, hi=10),
         Field("t", "int", "Toughness", lo=1, hi=10),
@@ -121,6 +123,10 @@ class Warband(Ruleset):
               "(counted as out of action)", default=False),
         Field("rout", "bool", "Rout test: from round 2, the active side with >= 25% out of action tests 2D6 "
               "vs its highest Ld; on a fail it loses at once", default=False),
+        Field("reengage", "choice", 'a warrior whose opponents are all out of action: "own_turn_charge" '
+              "(default: charges the least-engaged enemy at the start of its own side's turn, after Recovery, "
+              'and strikes first) or "every_round" (before 2026-12: joins it at the start of every round, '
+              "no charge bonus)", choices=REENGAGE_RULES, default="own_turn_charge"),
     )
     extras = (
         Extra("out_of_action_attacker", "mean", "attacking warriors out of action at the end"),
@@ -148,6 +154,7 @@ class Warband(Ruleset):
         fist_as_user = matchup.options["fist_strength"] == "user"
         all_alone = bool(matchup.options.get("all_alone", False))
         rout = bool(matchup.options.get("rout", False))
+        reengage = str(matchup.options.get("reengage", "own_turn_charge"))
         if all_alone or rout:
             for side in ("attacker", "defender"):
                 u = matchup.unit(side)
@@ -157,17 +164,19 @@ class Warband(Ruleset):
                         "ld", None, f"a Leadership 2..12 (the {switch} switch is on)")
         return WarbandPlan(matchup, matchup.attacker, matchup.defender, charging, fist_as_user,
                            build_plan(matchup.attacker, matchup.defender, charging, fist_as_user,
-                                      all_alone=all_alone, rout=rout),
-                           all_alone, rout)
+                                      all_alone=all_alone, rout=rout, reengage=reengage),
+                           all_alone, rout, reengage)
 
     # ------------------------------------------------------------- behaviour
     def simulate(self, plan: WarbandPlan, n: int, rng: np.random.Generator, rounds: Rounds,
                  max_rounds: int) -> Outcomes:
+        if plan.kernel.groups is not None:
+            return simulate_groups(plan.kernel, n, rng, rounds, max_rounds)
         return simulate(plan.kernel, n, rng, rounds, max_rounds)
 
     def resolve_one(self, plan: WarbandPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
         return resolve_fight(plan.attacker, plan.defender, plan.charging, plan.fist_as_user, dice, rounds, max_rounds,
-                             all_alone=plan.all_alone, rout=plan.rout)
+                             all_alone=plan.all_alone, rout=plan.rout, reengage=plan.reengage)
 
     def bench_matchup(self):
         return "Mercenary Warrior", "Youngblood", {}, "end"

@@ -26,13 +26,15 @@ from numpy.typing import NDArray
 from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ...ruleset import END, Rounds
 from .single import SingleTable, auto_hit_cdf, single_table
+from .stars import star_table
+from .strikes import CodeTable, PairTable, StrikeTable, code_table, pair_table, strike_table
 from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
     WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
     to_hit_needed, to_wound_needed, weapon_strength,
 )
 
-__all__ = ["Blows", "KernelPlan", "build_plan", "simulate"]
+__all__ = ["Blows", "GroupTables", "KernelPlan", "build_plan", "group_tables", "simulate"]
 
 #: Critical table by modified roll 0..7 (index = roll); injury table by total 0..9 and concussion.
 _CRIT = np.array([0] + [critical_result(r) for r in range(1, 8)], np.int8)
@@ -69,6 +71,7 @@ class SideInfo:
     jump_up: bool
     class_round1: int
     class_later: int
+    lightning_reflexes: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,23 @@ class KernelPlan:
     ld: tuple[int, int] = (0, 0)
     #: auto_hit[striker side][0 later rounds, 1 round 1]: CDF of the wounds of one automatic hit.
     auto_hit: tuple | None = None
+    #: The ``reengage`` option (this module plays "every_round"; the group kernel the default).
+    reengage: str = "own_turn_charge"
+    #: Tables of the group kernel (:mod:`.groups`), when it plays this matchup (else None).
+    groups: GroupTables | None = None
+
+
+@dataclass(frozen=True)
+class GroupTables:
+    """The group kernel's strike tables ``strike[striker side][0 later rounds, 1 round 1]`` and, when
+    both sides make one attack, its pair tables ``pair[0 later rounds, 1 round 1]``."""
+
+    strike: tuple[tuple[StrikeTable, StrikeTable], tuple[StrikeTable, StrikeTable]]
+    pair: tuple[PairTable, PairTable] | None
+    #: both sides' one-attack tables in one, by round kind [0 later rounds, 1 round 1]
+    joint: tuple[CodeTable | None, CodeTable | None] = (None, None)
+    #: star tables ``star[centre's side][round kind]`` (with the pair tables), else None
+    star: tuple | None = None
 
 
 def _blows(s: WarbandUnit, t: WarbandUnit, first_round: bool, fist_as_user: bool) -> Blows:
@@ -110,11 +130,11 @@ def _side(u: WarbandUnit, is_attacker: bool, charging: bool) -> SideInfo:
         not is_attacker and charging and "lightning_reflexes" in u.skills)
     return SideInfo(u.count, u.w, u.i, "sword" in weapons or u.buckler, "sword" in weapons and u.buckler,
                     "step_aside" in u.skills, u.helmet, "jump_up" in u.skills,
-                    2 if last else 0 if first else 1, 2 if last else 1)
+                    2 if last else 0 if first else 1, 2 if last else 1, "lightning_reflexes" in u.skills)
 
 
 def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, *,
-               all_alone: bool = False, rout: bool = False) -> KernelPlan:
+               all_alone: bool = False, rout: bool = False, reengage: str = "own_turn_charge") -> KernelPlan:
     """Precompute the per-side tables the kernel reads."""
     sides = (_side(att, True, charging), _side(dfn, False, charging))
     blows = []
@@ -130,7 +150,23 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
     if all_alone:
         auto = tuple(tuple(auto_hit_cdf(b, ti.step_aside) for b in blows[k])
                      for k, ti in ((0, sides[1]), (1, sides[0])))
-    return KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto)
+    groups = None
+    if reengage == "own_turn_charge" and min(att.count, dfn.count) >= 2:
+        groups = group_tables(sides, blows)
+    return KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto, reengage, groups)
+
+
+def group_tables(sides: tuple[SideInfo, SideInfo], blows) -> GroupTables:
+    """Strike and pair tables of the group kernel (re-engaging by a charge, both sides two or more)."""
+    strike = tuple(tuple(strike_table(b, sides[1 - k], b.n == 1) for b in blows[k]) for k in (0, 1))
+    pair = None
+    if all(b.n == 1 for pair_ in blows for b in pair_):
+        pair = tuple(pair_table(strike[0][r], strike[1][r]) for r in (0, 1))
+    joint = tuple(code_table((strike[0][r], strike[1][r])) for r in (0, 1))
+    star = None
+    if pair is not None:
+        star = tuple(tuple(star_table(strike[k][r], strike[1 - k][r]) for r in (0, 1)) for k in (0, 1))
+    return GroupTables(strike, pair, joint, star)
 
 
 class _State:
