@@ -3,22 +3,49 @@
 Spec: ``shared/rules/warband.md``; original text ``source/004_7a625f83867ff841.txt``
 (the hand-to-hand chapter of a 1999 skirmish game set in a ruined city).
 
-A side is one warrior profile with ``count`` warriors (up to 10). One round is
+A side is one warrior profile with ``count`` warriors (up to 20). One round is
 one player turn: the active player's Recovery, then one hand-to-hand phase in
 which every engaged warrior fights in strike order (strike first, Initiative
-with roll-offs, strike last). Round 1 is the attacker's (charge) turn.
+with roll-offs, strike last). Round 1 is the attacker's (charge) turn. The
+larger side's warriors start paired round-robin onto the smaller side's.
 
 Modules: ``tables`` (profile, weapon/armour tables, charts, equipment
-legality), ``reference`` (the scalar reference, the spec in code) and
-``kernel`` (the vectorised kernel).
+legality), ``reference`` (the scalar reference, the spec in code), ``kernel``
+(the vectorised kernel of 1 v 1 and 1 v n fights, and of groups under the old
+re-engaging rule), ``groups`` with ``strikes`` and ``stars`` (the vectorised
+kernel of group fights under the default rule) and ``single`` (exact one-attack
+outcome tables).
+
+Re-engaging (option ``reengage``), for a warrior whose every opponent is out of
+action (only possible when both sides have two or more warriors):
+
+* ``"own_turn_charge"`` (default; the spec's decision of 2026-12-01, from the
+  movement and charge rules): a warrior moves only in its own side's turn. At
+  the start of its side's turn, after Recovery, a *standing* warrior with no
+  enemy left in base contact charges the enemy not out of action that has the
+  fewest opponents in contact (ties: the enemy listed first; warriors are
+  placed one at a time in index order, each counting those placed before it).
+  It counts as charging that turn: it strikes first, unless it stood up in
+  this Recovery or fights with a double-handed weapon (without Strongman),
+  which strike last. An enemy it charged that has Lightning Reflexes strikes
+  first too. A warrior freed during a phase waits, unengaged, until its side's
+  next turn; a knocked-down or stunned one first recovers as usual.
+* ``"every_round"`` (the behaviour before issue 16, kept so older reports can
+  be reproduced die for die): at the start of every round, before Recovery and
+  in either side's turn, every warrior not out of action whose opponents are
+  all out of action joins the live enemy with the fewest live opponents
+  (attackers first, then defenders), with no charge bonus.
+
+One against one and one against many fights never re-engage, so both values
+give them the same results (the same dice, seed for seed).
 
 Simplifications and interpretations where the spec is silent (also in the
 report): each striker puts all its attacks into one target (standing enemies
 first, lowest index); with two different weapons one attack is made with the
-second weapon listed; a warrior whose every opponent is out of action joins the
-live enemy with the fewest opponents at the start of the next round (no charge
-bonus); Step Aside also protects knocked-down warriors and applies to critical
-hits that allow no armour save.
+second weapon listed; a re-engaging charge starts no new "first turn of
+combat" (the heavy weapons' Strength bonus and the spear's strike-first stay
+with round 1 of the fight); Step Aside also protects knocked-down warriors and
+applies to critical hits that allow no armour save.
 
 The spec's optional small-group rules are switches, both off by default (then
 no die is rolled for them and results are exactly those without them):
@@ -47,7 +74,7 @@ error naming the unit and field (there is no default Leadership).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -180,6 +207,15 @@ class Warband(Ruleset):
 
     def bench_matchup(self):
         return "Mercenary Warrior", "Youngblood", {}, "end"
+
+    def bench_extra_matchups(self):
+        """Issue 14's group goals: plain warriors, fights to the end, 3 v 3 and 10 v 10 (labelled with the sizes)."""
+        from ...roster import default_roster
+
+        roster = default_roster(self.id)
+        a, d = roster["Mercenary Warrior"], roster["Youngblood"]
+        return tuple((replace(a, count=n), replace(d, count=n), {}, "end",
+                      f"{a.name} v {d.name}, {n} v {n}, rounds=end") for n in (3, 10))
 
 
 RULESET = Warband()
