@@ -60,12 +60,17 @@ class Alias:
     K: int
     prob: NDArray[np.float64]
     alias: NDArray[np.intp]
+    #: slot index + acceptance probability: slot j of row r is kept iff K (r + u) < threshold[r K + j]
+    threshold: NDArray[np.float64] = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "threshold", np.arange(self.prob.size) + self.prob)
 
     def sample(self, row: NDArray[np.intp], u: NDArray[np.float64]) -> NDArray[np.intp]:
-        x = u * self.K
-        j = x.astype(np.intp)
-        flat = row * self.K + j
-        return np.where(x - j < np.take(self.prob, flat), flat, np.take(self.alias, flat))
+        """Flat outcome indices for rows ``row`` from uniforms ``u`` in [0, 1)."""
+        y = (row + u) * self.K
+        flat = y.astype(np.intp)
+        return np.where(y < np.take(self.threshold, flat), flat, np.take(self.alias, flat))
 
 
 def _alias(rows: list[dict[int, float]]) -> tuple[Alias, list[list[int]]]:
