@@ -18,6 +18,7 @@ from :func:`auto_hit_cdf`).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -152,8 +153,23 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
                      for k, ti in ((0, sides[1]), (1, sides[0])))
     groups = None
     if reengage == "own_turn_charge" and min(att.count, dfn.count) >= 2:
-        groups = group_tables(sides, blows)
+        key = (_profile(att), _profile(dfn), charging, fist_as_user)
+        groups = _GROUP_CACHE.pop(key, None) or group_tables(sides, blows)
+        _GROUP_CACHE[key] = groups                        # most recent last; the oldest is dropped
+        if len(_GROUP_CACHE) > _GROUP_CACHE_SIZE:
+            _GROUP_CACHE.popitem(last=False)
     return KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto, reengage, groups)
+
+
+#: Group tables by matchup content: they do not depend on the counts, so the equal-points copies of
+#: one pair of profiles (and repeated runs) build them once per process. Bounded, oldest dropped.
+_GROUP_CACHE: OrderedDict[tuple, GroupTables] = OrderedDict()
+_GROUP_CACHE_SIZE = 32
+
+
+def _profile(u: WarbandUnit) -> WarbandUnit:
+    """The fields the tables depend on (not the name, count, points or Leadership)."""
+    return replace(u, name="", count=1, points=None, ld=None)
 
 
 def group_tables(sides: tuple[SideInfo, SideInfo], blows) -> GroupTables:

@@ -13,11 +13,11 @@ strike order (no sampling):
   of action; the center may parry the first leaf that scores hits, the leaves
   are each struck at most once (always a fresh parry).
 
-Rows are ``((code_c * n_l + code_1) * n_l + code_2) * 27 + pattern``, with codes
-as in :mod:`.strikes` (``n_l`` = the leaves' W + 3) and ``pattern`` the signs of
-the three strike-order key comparisons (center v leaf 1, center v leaf 2,
-leaf 1 v leaf 2): ties are rolled off, so a pattern is a uniform mixture of
-the strike orders it allows.
+Rows are ``((code_c * n_l + code_1) * n_l + code_2) * 13 + pattern``, with
+codes as in :mod:`.strikes` (``n_l`` = the leaves' W + 3) and ``pattern`` one of
+the 13 weak orders of the three strike-order keys (from the signs of center v
+leaf 1, center v leaf 2, leaf 1 v leaf 2): ties are rolled off, so a pattern
+is a uniform mixture of the strike orders it allows.
 """
 
 from __future__ import annotations
@@ -40,22 +40,33 @@ def _sign(x):
     return (x > 0).astype(np.int8) - (x < 0)
 
 
-def pattern(kc, k1, k2):
-    """Pattern index 0..26 of strike-order keys (lower strikes first)."""
+def _signs(kc, k1, k2):
+    """Index 0..26 of the signs of the three key comparisons."""
     return (_sign(kc - k1) + 1) * 9 + (_sign(kc - k2) + 1) * 3 + _sign(k1 - k2) + 1
 
 
-def _pattern_weights() -> NDArray[np.float64]:
-    """(27, 6): probability of each strike order given each key pattern (0 rows: impossible patterns)."""
-    w = np.zeros((27, 6))
+def _pattern_weights() -> tuple[NDArray[np.int8], NDArray[np.float64]]:
+    """The 13 possible sign patterns (a lookup from the 27 sign combinations, -1 if impossible) and
+    (13, 6): the probability of each strike order given each pattern."""
+    lookup = np.full(27, -1, np.int8)
+    rows = []
     for keys in itertools.product(range(3), repeat=3):
-        p = int(pattern(np.array(keys[0]), np.array(keys[1]), np.array(keys[2])))
+        s = int(_signs(np.array(keys[0]), np.array(keys[1]), np.array(keys[2])))
+        if lookup[s] >= 0:
+            continue
         ok = [all(keys[a] <= keys[b] for i, a in enumerate(perm) for b in perm[i + 1:]) for perm in _PERMS]
-        w[p] = np.array(ok, float) / sum(ok)
-    return w
+        lookup[s] = len(rows)
+        rows.append(np.array(ok, float) / sum(ok))
+    return lookup, np.array(rows)
 
 
-_WEIGHTS = _pattern_weights()
+_LOOKUP, _WEIGHTS = _pattern_weights()
+N_PATTERNS = len(_WEIGHTS)
+
+
+def pattern(kc, k1, k2):
+    """Pattern index 0..12 of strike-order keys (lower strikes first)."""
+    return np.take(_LOOKUP, _signs(kc, k1, k2))
 
 
 @dataclass(frozen=True)
@@ -70,7 +81,7 @@ class StarTable:
     new_2: NDArray[np.int8]
 
     def row(self, cc, c1, c2, pat) -> NDArray[np.intp]:
-        return ((cc.astype(np.intp) * self.n_l + c1) * self.n_l + c2) * 27 + pat
+        return ((cc.astype(np.intp) * self.n_l + c1) * self.n_l + c2) * N_PATTERNS + pat
 
 
 def _transitions(rows, W: int):
@@ -139,22 +150,13 @@ def star_table(center_on_leaf, leaf_on_center) -> StarTable:
         code = uniq % 8192
         s = np.stack([code // 512, (code // 32) % 16, (code // 2) % 16, code % 2])
     # mix strike orders into key patterns and drop the parry flag
-    pats = np.arange(27)
-    w = _WEIGHTS[:, perm]                                          # (27, paths)
+    w = _WEIGHTS[:, perm]                                          # (patterns, paths)
     pi, qi = np.nonzero(w)
-    out_key = (start[qi] * 27 + pats[pi]) * 4096 + (s[0, qi] * 16 + s[1, qi]) * 16 + s[2, qi]
+    out_key = (start[qi] * N_PATTERNS + pi) * 4096 + (s[0, qi] * 16 + s[1, qi]) * 16 + s[2, qi]
     uniq, inv = np.unique(out_key, return_inverse=True)
     prob = np.bincount(inv, p[qi] * w[pi, qi])
     row, code = uniq // 4096, uniq % 4096
-    n_rows = n_states * 27
-    # rows of impossible patterns: the identity, never drawn
-    missing = np.setdiff1d(np.arange(n_rows), row)
-    st = np.repeat(missing // 27, 1)
-    row = np.concatenate([row, missing])
-    code = np.concatenate([code, (cc[st] * 16 + c1[st]) * 16 + c2[st]])
-    prob = np.concatenate([prob, np.ones(missing.size)])
-    order = np.argsort(row, kind="stable")
-    row, code, prob = row[order], code[order], prob[order]
+    n_rows = n_states * N_PATTERNS
     counts = np.bincount(row, minlength=n_rows)
     K = int(counts.max())
     slot = np.arange(row.size) - np.repeat(np.cumsum(counts) - counts, counts)
