@@ -141,23 +141,32 @@ def simulate_groups(kp, n: int, rng: np.random.Generator, rounds: Rounds, max_ro
             fin_fled[:, f] = st.fled[:, rows]
         fin_rounds[f], fin_done[f] = r, done
 
-    r = 0
-    while st.m and r < limit:
+    # Fights that ended stay in the arrays (recorded, and inert: nobody touches a live enemy)
+    # until a quarter of the columns are such, then they are dropped together.
+    recorded = np.zeros(n, bool)
+    left, r = n, 0
+    while left and r < limit:
         r += 1
         if kp.rout and r >= 2:
-            routed = _rout(kp, st, r, rng)
+            routed = _rout(kp, st, r, rng) & ~recorded
             if routed.any():
                 record(routed, True)
                 fin_rout[st.ids[routed]] = DEFENDER if r % 2 == 1 else ATTACKER
-                st.keep(~routed)
-                if not st.m:
+                left -= int(routed.sum())
+                st.keep(~(routed | recorded))
+                recorded = np.zeros(st.m, bool)
+                if not left:
                     break
         _play_round(kp, st, r, rng)
         done = ~st.live(0) | ~st.live(1)
-        finish = np.ones(st.m, bool) if r == limit else done
+        finish = ~recorded if r == limit else done & ~recorded
         if finish.any():
             record(finish, done[finish])
-            st.keep(~finish)
+            recorded |= finish
+            left -= int(finish.sum())
+            if 4 * (st.m - left) >= st.m:
+                st.keep(~recorded)
+                recorded = np.zeros(st.m, bool)
     return _outcomes(kp, fin_code, fin_fled, fin_rounds, fin_done, fin_rout, rounds)
 
 
