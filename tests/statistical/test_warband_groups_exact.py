@@ -202,10 +202,17 @@ def solved(na: int, nd: int, reengage: str):
     return Chain(na, nd, reengage).solve()
 
 
-def _check(na: int, nd: int, reengage: str, n_kernel: int, n_ref: int, seed: int) -> None:
+def _check(na: int, nd: int, reengage: str, n_kernel: int, n_ref: int, seed: int, *, path: str = "fused") -> None:
+    """Kernel and reference against the chain. ``path``: the group kernel's pairs and stars as fused
+    tables ("fused"), centre first ("hubs"), or striker by striker ("strikers")."""
+    from dataclasses import replace
+
     p_a, p_d, capped, rounds, dmg, ooa_d = solved(na, nd, reengage)
     assert abs(p_a + p_d + capped - 1) < 1e-9 and abs(rounds.sum() - 1) < 1e-9
     plan = sim.build_matchup(WB, axemen(na), axemen(nd), options={"reengage": reengage})[1]
+    if path != "fused":
+        g = plan.kernel.groups
+        plan = replace(plan, kernel=replace(plan.kernel, groups=replace(g, pair=None, star=None, hubs=path == "hubs")))
     k = WB.simulate(plan, n_kernel, np.random.default_rng(seed), "end", MAX_ROUNDS).expand()
     what = f"{na} v {nd} {reengage}"
     assert_proportion(int((k.winner == 1).sum()), n_kernel, p_a, what=f"{what}: kernel attacker wins")
@@ -213,6 +220,8 @@ def _check(na: int, nd: int, reengage: str, n_kernel: int, n_ref: int, seed: int
     assert_distribution(np.bincount(k.extras["out_of_action_defender"], minlength=nd + 1), ooa_d,
                         what=f"{what}: kernel defenders out of action")
     assert_mean(float(k.damage_to_defender.mean()), dmg, nd / 2, n_kernel, what=f"{what}: kernel damage")
+    if not n_ref:
+        return
     dice = RandomDice(np.random.default_rng(seed + 1))
     ref = Outcomes.stack([WB.resolve_one(plan, dice, "end", MAX_ROUNDS) for _ in range(n_ref)])
     assert_proportion(int((ref.winner == 1).sum()), n_ref, p_a, what=f"{what}: reference attacker wins")
@@ -223,6 +232,12 @@ def _check(na: int, nd: int, reengage: str, n_kernel: int, n_ref: int, seed: int
 def test_group_fight_to_the_end_matches_the_chain(na, nd):
     """Issue 14 (2 v 1, 3 v 2) and issue 16 (2 v 2, 3 v 2): the default re-engaging rule."""
     _check(na, nd, "own_turn_charge", 200_000, 12_000, 100 + 10 * na + nd)
+
+
+@pytest.mark.parametrize("path", ["hubs", "strikers"])
+def test_group_kernel_paths_match_the_chain(path):
+    """The same 3 v 2 chain with the pairs and stars played centre first, or striker by striker."""
+    _check(3, 2, "own_turn_charge", 150_000, 0, 400 + len(path), path=path)
 
 
 @pytest.mark.parametrize("na, nd", [(2, 2), (3, 2)])
@@ -285,12 +300,14 @@ def test_group_kernel_matches_reference_in_distribution(att, dfn, counts, option
 
 
 @pytest.mark.parametrize("att, dfn, counts", [
-    ("Mercenary Warrior", "Youngblood", (5, 4)),
-    ("Swordsman", "Elf Blademaster", (3, 4)),        # parries, Step Aside, Lightning Reflexes
-    ("Zealot", "Dwarf Clansman", (4, 3)),            # Jump Up, helmets, heavy weapon in round 1
+    ("Mercenary Warrior", "Youngblood", (6, 4)),
+    ("Swordsman", "Elf Blademaster", (3, 5)),        # parries, Step Aside, Lightning Reflexes
+    ("Zealot", "Dwarf Clansman", (5, 3)),            # Jump Up, helmets, heavy weapon in round 1
+    ("Ogre Brute", "Skaven Verminkin", (2, 6)),      # several attacks and wounds: no fused tables
 ])
-def test_fused_pair_and_star_tables_match_the_striker_path(att, dfn, counts):
-    """The one-draw pair and star phases against the same fights played striker by striker."""
+def test_fused_pairs_stars_and_hubs_match_the_striker_path(att, dfn, counts):
+    """The one-draw pair and star phases and the centre-first stars against the same fights played
+    striker by striker (every contact through the general path)."""
     from dataclasses import replace
 
     from tests.helpers import assert_same_distribution
@@ -298,8 +315,7 @@ def test_fused_pair_and_star_tables_match_the_striker_path(att, dfn, counts):
     over = {"attacker": {"count": counts[0]}, "defender": {"count": counts[1]}}
     plan = sim.build_matchup(WB, att, dfn, overrides=over)[1]
     kp = plan.kernel
-    assert kp.groups.pair is not None and kp.groups.star is not None
-    plain = replace(plan, kernel=replace(kp, groups=replace(kp.groups, pair=None, star=None)))
+    plain = replace(plan, kernel=replace(kp, groups=replace(kp.groups, pair=None, star=None, hubs=False)))
     a = WB.simulate(plan, 150_000, np.random.default_rng(41), "end", MAX_ROUNDS)
     b = WB.simulate(plain, 150_000, np.random.default_rng(42), "end", MAX_ROUNDS)
     for f in ("winner", "damage_to_attacker", "damage_to_defender", "rounds"):

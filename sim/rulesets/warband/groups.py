@@ -214,14 +214,17 @@ def _play_round(kp, st: _Fights, r: int, rng: np.random.Generator) -> None:
     cls = _classes(kp, st, act, first, stood, charge)
     nw, na = st.nw, st.na
     striker = (st.code[:nw] <= st.w_col) & (st.degree[:nw] > 0)
+    one = st.degree[:nw] == 1
+    single = (_bits(one[:na]), _bits(one[na:]))
+    fused, smallest = None, 1
     if kp.groups.pair is not None:
-        one = st.degree[:nw] == 1
-        single = (_bits(one[:na]), _bits(one[na:]))
-        fused = _pairs(kp, st, cls, one, single, first, rng)
+        fused, smallest = _pairs(kp, st, cls, one, single, first, rng), 2
         if kp.groups.star is not None:
-            fused = _stars(kp, st, cls, one, single, fused, first, rng)
-        if fused is not None:
-            striker &= ~fused
+            fused, smallest = _stars(kp, st, cls, one, single, fused, first, rng), 3
+    if kp.groups.hubs:
+        fused = _hubs(kp, st, cls, one, single, fused, smallest, first, rng)
+    if fused is not None:
+        striker &= ~fused
     _complex(kp, st, striker, cls, first, rng)
     if kp.all_alone:
         _all_alone(kp, st, act, first, rng)
@@ -372,6 +375,120 @@ def _stars(kp, st: _Fights, cls, one, single, fused, first: bool, rng: np.random
                 deg[ec] = np.bitwise_count(cont[ec]).astype(np.int8)
                 cont[ed], deg[ed] = 0, 0
     return fused
+
+
+def _hubs(kp, st: _Fights, cls, one, single, fused, smallest: int, first: bool, rng: np.random.Generator):
+    """Stars with at least ``smallest`` leaves (a centre whose enemies in contact touch only it), played
+    blow by blow but without choosing: returns ``fused`` with their warriors added.
+
+    The leaves only strike the centre and only the centre strikes a leaf, once: the lowest-index
+    standing leaf (else stunned, else knocked down), known at the start of the phase. The leaves have
+    one profile, so how the centre fares depends only on how many of them strike before it; which of
+    them do matters only for its target. So: the leaves whose order key is below the centre's strike
+    first, then a uniform share of the tied ones (the centre's place among them is uniform, and its
+    target is among the earlier ones with probability earlier / tied), blow by blow on the centre;
+    then the centre strikes its target; then the other leaves (its target only if still standing).
+    With ``smallest`` = 1 a centre is taken on the attacking side only (pairs are counted once).
+    """
+    m, nw = st.m, st.nw
+    if fused is None:
+        fused = np.zeros((nw, m), bool)
+    centre = np.empty((nw, m), bool)
+    for k, rows in enumerate(st.rows):
+        np.bitwise_and(st.contacts[rows], ~single[1 - k], out=st.scratch[rows])
+        np.equal(st.scratch[rows], 0, out=centre[rows])
+        centre[rows] &= st.degree[rows] >= smallest
+    if smallest == 1:
+        centre[st.rows[1]] &= st.degree[st.rows[1]] >= 2
+    code, cont, deg, c = st.code.reshape(-1), st.contacts.reshape(-1), st.degree.reshape(-1), cls.reshape(-1)
+    rk = 1 if first else 0
+    for k, rows in enumerate(st.rows):
+        e = np.flatnonzero(centre[rows]) + rows.start * m
+        if not e.size:
+            continue
+        fused[rows] |= centre[rows]
+        hub = _bits(centre[rows])
+        leaf_rows = st.rows[1 - k]
+        np.bitwise_and(st.contacts[leaf_rows], hub, out=st.scratch[leaf_rows])
+        fused[leaf_rows] |= (st.scratch[leaf_rows] != 0) & one[leaf_rows]
+        _hub_phase(kp, st, k, e, code, cont, deg, c, rk, rng)
+    return fused
+
+
+def _hub_phase(kp, st: _Fights, k: int, e, code, cont, deg, c, rk: int, rng: np.random.Generator) -> None:
+    """One phase of the stars centred on side ``k``'s warriors ``e`` (flat indices)."""
+    m = st.m
+    Wc, Wl = st.W[k], st.W[1 - k]
+    n = e.size
+    cc = code[e]
+    kc = c[e].astype(np.int16) * 64 - kp.sides[k].i
+    base = st.offset[1 - k] * m + e % m
+    rem = cont[e]
+    slots = int(deg[e].max())
+    leaves = np.empty((slots, n), np.intp)               # flat index of each leaf, by index (lowest first)
+    lcode = np.empty((slots, n), np.int8)
+    valid = np.empty((slots, n), bool)
+    for s in range(slots):
+        valid[s] = rem != 0
+        leaves[s] = base + _low(rem) * m * valid[s]
+        lcode[s] = code[leaves[s]]
+        rem &= rem - 1
+    kl = c[leaves].astype(np.int16) * 64 - kp.sides[1 - k].i
+    strikes = valid & (lcode <= Wl)
+    # the centre's target: the first standing leaf, else the first stunned, else the first knocked down
+    rank = np.where(~valid, 3, np.where(lcode <= Wl, 0, np.where(lcode == Wl + 2, 1, 2)))
+    t = (rank.astype(np.int16) * 64 + np.arange(slots)[:, None]).min(0)
+    has_target = (t >> 6) < 3
+    t &= 63
+    cols = np.arange(n)
+    # how many leaves strike before the centre
+    tied = strikes & (kl == kc)
+    n_tied = tied.sum(0)
+    earlier = (strikes & (kl < kc)).sum(0) + (rng.random(n) * (n_tied + 1)).astype(np.intp)
+    n_strike = strikes.sum(0)
+    t_strikes = strikes[t, cols]
+    t_key = kl[t, cols]
+    t_before = t_strikes & ((t_key < kc) | ((t_key == kc) & (rng.random(n) * n_tied < earlier - (strikes & (kl < kc)).sum(0))))
+    hit = np.zeros(n, bool)                               # the centre's parry is spent
+    on_centre, on_leaf = kp.groups.strike[1 - k][rk], kp.groups.strike[k][rk]
+
+    def leaves_strike(count) -> None:
+        nonlocal cc, hit
+        for s in range(int(count.max()) if count.size else 0):
+            go = np.flatnonzero((count > s) & (cc < Wc + 3))
+            if not go.size:
+                return
+            new, scored = on_centre.strike(cc[go], ~hit[go], rng)
+            cc[go] = new
+            hit[go] |= scored
+
+    leaves_strike(earlier)
+    go = np.flatnonzero(has_target & (cc <= Wc))           # the centre strikes, if still standing
+    if go.size:
+        lt = leaves[t[go], go]
+        old = code[lt]
+        new, _ = on_leaf.strike(old, np.ones(go.size, bool), rng)
+        code[lt] = new
+        t_down = np.zeros(n, bool)
+        t_down[go] = (old <= Wl) & (new > Wl)
+    else:
+        t_down = np.zeros(n, bool)
+    leaves_strike(n_strike - earlier - (t_strikes & ~t_before & t_down))
+    code[e] = cc
+    # contacts: a centre out of action frees every leaf; a leaf out of action leaves its centre
+    out = np.flatnonzero(cc == Wc + 3)
+    if out.size:
+        for s in range(slots):
+            v = out[valid[s, out]]
+            cont[leaves[s, v]], deg[leaves[s, v]] = 0, 0
+        cont[e[out]], deg[e[out]] = 0, 0
+    lt = leaves[t, cols]
+    gone = np.flatnonzero(has_target & (code[lt] == Wl + 3) & (cc < Wc + 3))
+    if gone.size:
+        ec, el = e[gone], lt[gone]
+        cont[ec] &= ~np.left_shift(1, el // m - st.offset[1 - k]).astype(np.int32)
+        deg[ec] -= 1
+        cont[el], deg[el] = 0, 0
 
 
 def _complex(kp, st: _Fights, cx, cls, first: bool, rng: np.random.Generator) -> None:

@@ -103,6 +103,8 @@ class GroupTables:
     joint: tuple[CodeTable | None, CodeTable | None] = (None, None)
     #: star tables ``star[centre's side][round kind]`` (with the pair tables), else None
     star: tuple | None = None
+    #: play the other stars centre first (see :func:`.groups._hubs`); False: striker by striker
+    hubs: bool = True
 
 
 def _blows(s: WarbandUnit, t: WarbandUnit, first_round: bool, fist_as_user: bool) -> Blows:
