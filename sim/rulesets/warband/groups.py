@@ -214,15 +214,7 @@ def _play_round(kp, st: _Fights, r: int, rng: np.random.Generator) -> None:
     cls = _classes(kp, st, act, first, stood, charge)
     nw, na = st.nw, st.na
     striker = (st.code[:nw] <= st.w_col) & (st.degree[:nw] > 0)
-    one = st.degree[:nw] == 1
-    single = (_bits(one[:na]), _bits(one[na:]))
-    fused, smallest = None, 1
-    if kp.groups.pair is not None:
-        fused, smallest = _pairs(kp, st, cls, one, single, first, rng), 2
-        if kp.groups.star is not None:
-            fused, smallest = _stars(kp, st, cls, one, single, fused, first, rng), 3
-    if kp.groups.hubs:
-        fused = _hubs(kp, st, cls, one, single, fused, smallest, first, rng)
+    fused = _fuse(kp, st, cls, first, rng)
     if fused is not None:
         striker &= ~fused
     _complex(kp, st, striker, cls, first, rng)
@@ -291,128 +283,111 @@ def _classes(kp, st: _Fights, act: int, first: bool, stood, charge) -> NDArray[n
     return cls
 
 
-def _pairs(kp, st: _Fights, cls, one, single, first: bool, rng: np.random.Generator) -> NDArray[np.bool_] | None:
-    """Isolated pairs (one attack a side): the phase of each pair from one draw. Returns the pairs' warriors.
+def _fuse(kp, st: _Fights, cls, first: bool, rng: np.random.Generator) -> NDArray[np.bool_] | None:
+    """Play the isolated pairs and the stars (a centre whose enemies in contact touch only it); return
+    their warriors (the general path skips them).
 
-    A warrior with one contact is in an isolated pair when that contact has one contact too:
-    with the per-fight bitmask of the other side's one-contact warriors (``single``), no index is needed.
+    A warrior all of whose contacts have one contact is a centre (of a pair if it has one contact
+    itself); with the per-fight bitmask of each side's one-contact warriors no index is needed.
     """
-    na, nw, m = st.na, st.nw, st.m
-    paired = np.empty((nw, m), bool)
+    g = kp.groups
+    if g.pair is None and not g.hubs:
+        return None
+    nw, m = st.nw, st.m
+    deg = st.degree[:nw]
+    one = deg == 1
+    single = (_bits(one[st.rows[0]]), _bits(one[st.rows[1]]))
+    centre = np.empty((nw, m), bool)                   # every contact has one contact (and so do I: a pair)
     for k, rows in enumerate(st.rows):
-        np.bitwise_and(st.contacts[rows], single[1 - k], out=st.scratch[rows])
-        np.not_equal(st.scratch[rows], 0, out=paired[rows])
-        paired[rows] &= one[rows]
-    e = np.flatnonzero(paired[:na])
+        np.bitwise_and(st.contacts[rows], ~single[1 - k], out=st.scratch[rows])
+        np.equal(st.scratch[rows], 0, out=centre[rows])
+    pair = one & centre
+    centre &= deg >= 2 if g.hubs else deg == 2
+    if g.star is None and not g.hubs:
+        centre[:] = False
+    fused = pair | centre
+    for k, rows in enumerate(st.rows):                 # the leaves of the centres
+        leaf_rows = st.rows[1 - k]
+        np.bitwise_and(st.contacts[leaf_rows], _bits(centre[rows]), out=st.scratch[leaf_rows])
+        fused[leaf_rows] |= (st.scratch[leaf_rows] != 0) & one[leaf_rows]
+    rk = 1 if first else 0
+    flat = (st.code.reshape(-1), st.contacts.reshape(-1), st.degree.reshape(-1), cls.reshape(-1))
+    pairs = np.flatnonzero(pair[st.rows[0]])
+    if g.pair is not None:
+        _pairs(kp, st, pairs, flat, rk, rng)
+    elif pairs.size:
+        _hub_phase(kp, st, 0, pairs, *flat, rk, rng)    # a pair is a star with one leaf
+    for k, rows in enumerate(st.rows):
+        e = np.flatnonzero(centre[rows]) + rows.start * m
+        if not e.size:
+            continue
+        if g.star is not None:
+            two = deg.reshape(-1)[e] == 2
+            _stars(kp, st, k, e[two], flat, rk, rng)
+            e = e[~two]
+        if e.size:
+            _hub_phase(kp, st, k, e, *flat, rk, rng)
+    return fused
+
+
+def _pairs(kp, st: _Fights, e, flat, rk: int, rng: np.random.Generator) -> None:
+    """Isolated pairs (one attack a side), by their attacking warriors ``e``: one draw each."""
     if not e.size:
-        return paired
+        return
+    na, m = st.na, st.m
+    code, cont, deg, c = flat
     f = e % m
     ed = (_low(st.contacts.reshape(-1)[e]) + na) * m + f
-    code, c = st.code.reshape(-1), cls.reshape(-1)
     ca, cd = code[e], code[ed]
     ka = c[e] * np.int16(64) - kp.sides[0].i
     kd = c[ed] * np.int16(64) - kp.sides[1].i
     mode = (ka > kd).view(np.int8) + 2 * (ka == kd).view(np.int8)     # 0 a first, 1 d first, 2 roll-off
-    pt = kp.groups.pair[1 if first else 0]
+    pt = kp.groups.pair[rk]
     pick = pt.table.sample(pt.row(ca, cd, mode), rng.random(e.size))
     new_a, new_d = np.take(pt.new_a, pick), np.take(pt.new_d, pick)
     code[e], code[ed] = new_a, new_d
     broken = np.flatnonzero((new_a == st.W[0] + 3) | (new_d == st.W[1] + 3))
     if broken.size:
-        for x in (st.contacts.reshape(-1), st.degree.reshape(-1)):
+        for x in (cont, deg):
             x[e[broken]] = 0
             x[ed[broken]] = 0
-    return paired
 
 
-def _stars(kp, st: _Fights, cls, one, single, fused, first: bool, rng: np.random.Generator) -> NDArray[np.bool_]:
-    """Stars (a warrior touching exactly two enemies that touch only it; one attack a side): one draw
-    each from :class:`.stars.StarTable`. Returns ``fused`` with the stars' warriors added."""
-    m, nw = st.m, st.nw
-    centre = np.empty((nw, m), bool)
-    for k, rows in enumerate(st.rows):
-        np.bitwise_and(st.contacts[rows], ~single[1 - k], out=st.scratch[rows])
-        np.equal(st.scratch[rows], 0, out=centre[rows])
-        centre[rows] &= st.degree[rows] == 2
-    hub = (_bits(centre[st.rows[0]]), _bits(centre[st.rows[1]]))
-    rk = 1 if first else 0
-    code, cont, deg, c = st.code.reshape(-1), st.contacts.reshape(-1), st.degree.reshape(-1), cls.reshape(-1)
-    for k, rows in enumerate(st.rows):
-        e = np.flatnonzero(centre[rows]) + rows.start * m
-        if not e.size:
-            continue
-        # the leaves: one contact, and that contact is a centre
-        leaf = st.scratch[st.rows[1 - k]]
-        np.bitwise_and(st.contacts[st.rows[1 - k]], hub[k], out=leaf)
-        fused[st.rows[1 - k]] |= (leaf != 0) & one[st.rows[1 - k]]
-        fused[rows] |= centre[rows]
-        f = e % m
-        both = cont[e]
-        base = st.offset[1 - k] * m + f
-        e1 = base + _low(both) * m
-        e2 = base + _low(both & (both - 1)) * m
-        cc, c1, c2 = code[e], code[e1], code[e2]
-        Ic, Il = kp.sides[k].i, kp.sides[1 - k].i
-        kc = c[e] * np.int16(64) - Ic
-        k1 = c[e1] * np.int16(64) - Il
-        k2 = c[e2] * np.int16(64) - Il
-        tb = kp.groups.star[k][rk]
-        pick = tb.table.sample(tb.row(cc, c1, c2, pattern(kc, k1, k2)), rng.random(e.size))
-        nc, n1, n2 = np.take(tb.new_c, pick), np.take(tb.new_1, pick), np.take(tb.new_2, pick)
-        code[e], code[e1], code[e2] = nc, n1, n2
-        out_c, out_l = st.W[k] + 3, st.W[1 - k] + 3
-        dead = np.flatnonzero(nc == out_c)
-        if dead.size:                                     # the centre is out: both leaves are free
-            for x in (cont, deg):
-                x[e[dead]] = 0
-                x[e1[dead]] = 0
-                x[e2[dead]] = 0
-        for el in (e1, e2):
-            dead = np.flatnonzero((n1 if el is e1 else n2) == out_l)
-            if dead.size:
-                ec, ed = e[dead], el[dead]
-                cont[ec] &= ~np.left_shift(1, (ed // m) - st.offset[1 - k]).astype(np.int32)
-                deg[ec] = np.bitwise_count(cont[ec]).astype(np.int8)
-                cont[ed], deg[ed] = 0, 0
-    return fused
-
-
-def _hubs(kp, st: _Fights, cls, one, single, fused, smallest: int, first: bool, rng: np.random.Generator):
-    """Stars with at least ``smallest`` leaves (a centre whose enemies in contact touch only it), played
-    blow by blow but without choosing: returns ``fused`` with their warriors added.
-
-    The leaves only strike the centre and only the centre strikes a leaf, once: the lowest-index
-    standing leaf (else stunned, else knocked down), known at the start of the phase. The leaves have
-    one profile, so how the centre fares depends only on how many of them strike before it; which of
-    them do matters only for its target. So: the leaves whose order key is below the centre's strike
-    first, then a uniform share of the tied ones (the centre's place among them is uniform, and its
-    target is among the earlier ones with probability earlier / tied), blow by blow on the centre;
-    then the centre strikes its target; then the other leaves (its target only if still standing).
-    With ``smallest`` = 1 a centre is taken on the attacking side only (pairs are counted once).
-    """
-    m, nw = st.m, st.nw
-    if fused is None:
-        fused = np.zeros((nw, m), bool)
-    centre = np.empty((nw, m), bool)
-    for k, rows in enumerate(st.rows):
-        np.bitwise_and(st.contacts[rows], ~single[1 - k], out=st.scratch[rows])
-        np.equal(st.scratch[rows], 0, out=centre[rows])
-        centre[rows] &= st.degree[rows] >= smallest
-    if smallest == 1:
-        centre[st.rows[1]] &= st.degree[st.rows[1]] >= 2
-    code, cont, deg, c = st.code.reshape(-1), st.contacts.reshape(-1), st.degree.reshape(-1), cls.reshape(-1)
-    rk = 1 if first else 0
-    for k, rows in enumerate(st.rows):
-        e = np.flatnonzero(centre[rows]) + rows.start * m
-        if not e.size:
-            continue
-        fused[rows] |= centre[rows]
-        hub = _bits(centre[rows])
-        leaf_rows = st.rows[1 - k]
-        np.bitwise_and(st.contacts[leaf_rows], hub, out=st.scratch[leaf_rows])
-        fused[leaf_rows] |= (st.scratch[leaf_rows] != 0) & one[leaf_rows]
-        _hub_phase(kp, st, k, e, code, cont, deg, c, rk, rng)
-    return fused
+def _stars(kp, st: _Fights, k: int, e, flat, rk: int, rng: np.random.Generator) -> None:
+    """Stars with two leaves centred on side ``k``'s warriors ``e`` (one attack a side): one draw each
+    from :class:`.stars.StarTable`."""
+    if not e.size:
+        return
+    m = st.m
+    code, cont, deg, c = flat
+    f = e % m
+    both = cont[e]
+    base = st.offset[1 - k] * m + f
+    e1 = base + _low(both) * m
+    e2 = base + _low(both & (both - 1)) * m
+    cc, c1, c2 = code[e], code[e1], code[e2]
+    Ic, Il = kp.sides[k].i, kp.sides[1 - k].i
+    kc = c[e] * np.int16(64) - Ic
+    k1 = c[e1] * np.int16(64) - Il
+    k2 = c[e2] * np.int16(64) - Il
+    tb = kp.groups.star[k][rk]
+    pick = tb.table.sample(tb.row(cc, c1, c2, pattern(kc, k1, k2)), rng.random(e.size))
+    nc, n1, n2 = np.take(tb.new_c, pick), np.take(tb.new_1, pick), np.take(tb.new_2, pick)
+    code[e], code[e1], code[e2] = nc, n1, n2
+    out_c, out_l = st.W[k] + 3, st.W[1 - k] + 3
+    dead = np.flatnonzero(nc == out_c)
+    if dead.size:                                     # the centre is out: both leaves are free
+        for x in (cont, deg):
+            x[e[dead]] = 0
+            x[e1[dead]] = 0
+            x[e2[dead]] = 0
+    for el in (e1, e2):
+        dead = np.flatnonzero((n1 if el is e1 else n2) == out_l)
+        if dead.size:
+            ec, ed = e[dead], el[dead]
+            cont[ec] &= ~np.left_shift(1, (ed // m) - st.offset[1 - k]).astype(np.int32)
+            deg[ec] = np.bitwise_count(cont[ec]).astype(np.int8)
+            cont[ed], deg[ed] = 0, 0
 
 
 def _hub_phase(kp, st: _Fights, k: int, e, code, cont, deg, c, rk: int, rng: np.random.Generator) -> None:
