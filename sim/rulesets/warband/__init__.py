@@ -12,9 +12,9 @@ larger side's warriors start paired round-robin onto the smaller side's.
 Modules: ``tables`` (profile, weapon/armour tables, charts, equipment
 legality), ``reference`` (the scalar reference, the spec in code), ``kernel``
 (the vectorised kernel of 1 v 1 and 1 v n fights, and of groups under the old
-re-engaging rule), ``groups`` with ``strikes`` and ``stars`` (the vectorised
-kernel of group fights under the default rule) and ``single`` (exact one-attack
-outcome tables).
+re-engaging rule), ``groups`` with ``phases``, ``fused``, ``strikes`` and
+``stars`` (the vectorised kernel of group fights under the default rule and its
+exact outcome tables) and ``single`` (exact one-attack outcome tables).
 
 Re-engaging (option ``reengage``), for a warrior whose every opponent is out of
 action (only possible when both sides have two or more warriors):

@@ -11,7 +11,7 @@ contact, by their index in their side; int32, symmetric, and cleared of
 warriors out of action) and ``degree`` (the number of such contacts). So
 anything "over the warriors of a fight" is an elementwise operation over
 contiguous fights, the rest works on lists of (warrior, fight) entries, and no
-Python loop runs per fight. Finished fights are dropped every round.
+Python loop runs per fight.
 
 Contacts form a forest: the round-robin pairing is a set of stars, and a
 re-engaging warrior has no live contact when it charges. Within one phase the
@@ -20,14 +20,25 @@ and only the order of the strikers *within* a component matters (a roll-off
 among ties is a uniform random order, and its restriction to any subset is
 uniform too). So a phase is played as:
 
-* **isolated pairs** (two warriors touching only each other): with one attack a
-  side, the whole phase of the pair is one draw from :class:`.strikes.PairTable`;
-* **everything else** ("complex" strikers: stars and longer trees, and pairs
-  with several attacks): in waves, the k-th wave taking every fight's k-th
-  complex striker in strike order (class, Initiative, then a uniform roll-off
-  key), each choosing its target from bitmasks (standing enemies first, lowest
-  index; else stunned, then knocked-down ones it did not put down itself) and
-  striking through :class:`.strikes.StrikeTable`.
+* **isolated pairs** (two warriors touching only each other) and **stars** (a
+  centre whose enemies in contact touch only it), found with one bitmask test
+  per side (:func:`_fuse`): with one attack a side, a pair's or a two-leaf
+  star's whole phase is one draw (:class:`.strikes.PairTable`,
+  :class:`.stars.StarTable`); bigger stars, and every pair and star of
+  profiles with several attacks, are played centre first
+  (:func:`.phases.hub_phase`): the leaves before the centre in strike order,
+  the centre on its target, the other leaves, blow by blow but with no choice
+  to make;
+* **everything else** (trees with two or more warriors touching several
+  enemies): in waves, the k-th wave taking every fight's k-th such striker in
+  strike order (class, Initiative, then a uniform roll-off key), each choosing
+  its target from bitmasks (standing enemies first, lowest index; else
+  stunned, then knocked-down ones) and striking through
+  :class:`.strikes.StrikeTable`.
+
+Sparse steps run in slices of :data:`.phases.CHUNK` entries (their temporaries
+then come from the heap instead of fresh memory maps), and ended fights are
+dropped once a quarter of the columns have ended.
 
 The dice are not the reference's die for die: the kernel agrees with it in
 distribution (tested), and with exact Markov chains.
@@ -40,34 +51,9 @@ from numpy.typing import NDArray
 
 from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ...ruleset import END, Rounds
-from .stars import pattern
+from .phases import _bits, _chunks, _low, hub_phase, pairs, stars
 
 __all__ = ["simulate_groups"]
-
-
-def _bits(mask: NDArray[np.bool_]) -> NDArray[np.int32]:
-    """Per-fight bitmask of a (warriors, fights) boolean array: bit i for row i."""
-    out = mask[0].astype(np.int32)
-    for i in range(1, mask.shape[0]):
-        out |= mask[i].astype(np.int32) << i
-    return out
-
-
-#: Entries per call of the sparse steps. Their temporaries then stay below glibc's mmap threshold
-#: (128 KiB), so they are reused from the heap instead of being mapped and faulted in afresh on
-#: every call, which made a 65,536-entry step about four times slower per entry (measured).
-CHUNK = 16_384
-
-
-def _chunks(e: NDArray[np.intp]):
-    """``e`` in slices of at most :data:`CHUNK` entries (entries of distinct components: independent)."""
-    for start in range(0, e.size, CHUNK):
-        yield e[start:start + CHUNK]
-
-
-def _low(x: NDArray[np.int32]) -> NDArray[np.intp]:
-    """Index of the lowest set bit of each (non-zero) mask."""
-    return np.bitwise_count((x & -x) - 1).astype(np.intp)
 
 
 class _Fights:
@@ -224,7 +210,7 @@ def _play_round(kp, st: _Fights, r: int, rng: np.random.Generator) -> None:
     charge = _charge(kp, st, act) if not first else None
     # 3. Strike classes, the strikers (standing, touching an enemy), isolated pairs, the rest.
     cls = _classes(kp, st, act, first, stood, charge)
-    nw, na = st.nw, st.na
+    nw = st.nw
     striker = (st.code[:nw] <= st.w_col) & (st.degree[:nw] > 0)
     fused = _fuse(kp, st, cls, first, rng)
     if fused is not None:
@@ -324,13 +310,13 @@ def _fuse(kp, st: _Fights, cls, first: bool, rng: np.random.Generator) -> NDArra
         fused[leaf_rows] |= (st.scratch[leaf_rows] != 0) & one[leaf_rows]
     rk = 1 if first else 0
     flat = (st.code.reshape(-1), st.contacts.reshape(-1), st.degree.reshape(-1), cls.reshape(-1))
-    pairs = np.flatnonzero(pair[st.rows[0]])
+    pair_e = np.flatnonzero(pair[st.rows[0]])
     if g.pair is not None:
-        for c in _chunks(pairs):
-            _pairs(kp, st, c, flat, rk, rng)
-    elif pairs.size:
-        for c in _chunks(pairs):                       # a pair is a star with one leaf
-            _hub_phase(kp, st, 0, c, *flat, rk, rng)
+        for c in _chunks(pair_e):
+            pairs(kp, st, c, flat, rk, rng)
+    elif pair_e.size:
+        for c in _chunks(pair_e):                       # a pair is a star with one leaf
+            hub_phase(kp, st, 0, c, *flat, rk, rng)
     for k, rows in enumerate(st.rows):
         e = np.flatnonzero(centre[rows]) + rows.start * m
         if not e.size:
@@ -338,148 +324,12 @@ def _fuse(kp, st: _Fights, cls, first: bool, rng: np.random.Generator) -> NDArra
         if g.star is not None:
             two = deg.reshape(-1)[e] == 2
             for c in _chunks(e[two]):
-                _stars(kp, st, k, c, flat, rk, rng)
+                stars(kp, st, k, c, flat, rk, rng)
             e = e[~two]
         if e.size:
             for c in _chunks(e):
-                _hub_phase(kp, st, k, c, *flat, rk, rng)
+                hub_phase(kp, st, k, c, *flat, rk, rng)
     return fused
-
-
-def _pairs(kp, st: _Fights, e, flat, rk: int, rng: np.random.Generator) -> None:
-    """Isolated pairs (one attack a side), by their attacking warriors ``e``: one draw each."""
-    if not e.size:
-        return
-    na, m = st.na, st.m
-    code, cont, deg, c = flat
-    f = e % m
-    ed = (_low(st.contacts.reshape(-1)[e]) + na) * m + f
-    ca, cd = code[e], code[ed]
-    ka = c[e] * np.int16(64) - kp.sides[0].i
-    kd = c[ed] * np.int16(64) - kp.sides[1].i
-    mode = (ka > kd).view(np.int8) + 2 * (ka == kd).view(np.int8)     # 0 a first, 1 d first, 2 roll-off
-    pt = kp.groups.pair[rk]
-    pick = pt.table.sample(pt.row(ca, cd, mode), rng.random(e.size))
-    new_a, new_d = np.take(pt.new_a, pick), np.take(pt.new_d, pick)
-    code[e], code[ed] = new_a, new_d
-    broken = np.flatnonzero((new_a == st.W[0] + 3) | (new_d == st.W[1] + 3))
-    if broken.size:
-        for x in (cont, deg):
-            x[e[broken]] = 0
-            x[ed[broken]] = 0
-
-
-def _stars(kp, st: _Fights, k: int, e, flat, rk: int, rng: np.random.Generator) -> None:
-    """Stars with two leaves centred on side ``k``'s warriors ``e`` (one attack a side): one draw each
-    from :class:`.stars.StarTable`."""
-    if not e.size:
-        return
-    m = st.m
-    code, cont, deg, c = flat
-    f = e % m
-    both = cont[e]
-    base = st.offset[1 - k] * m + f
-    e1 = base + _low(both) * m
-    e2 = base + _low(both & (both - 1)) * m
-    cc, c1, c2 = code[e], code[e1], code[e2]
-    Ic, Il = kp.sides[k].i, kp.sides[1 - k].i
-    kc = c[e] * np.int16(64) - Ic
-    k1 = c[e1] * np.int16(64) - Il
-    k2 = c[e2] * np.int16(64) - Il
-    tb = kp.groups.star[k][rk]
-    pick = tb.table.sample(tb.row(cc, c1, c2, pattern(kc, k1, k2)), rng.random(e.size))
-    nc, n1, n2 = np.take(tb.new_c, pick), np.take(tb.new_1, pick), np.take(tb.new_2, pick)
-    code[e], code[e1], code[e2] = nc, n1, n2
-    out_c, out_l = st.W[k] + 3, st.W[1 - k] + 3
-    dead = np.flatnonzero(nc == out_c)
-    if dead.size:                                     # the centre is out: both leaves are free
-        for x in (cont, deg):
-            x[e[dead]] = 0
-            x[e1[dead]] = 0
-            x[e2[dead]] = 0
-    for el in (e1, e2):
-        dead = np.flatnonzero((n1 if el is e1 else n2) == out_l)
-        if dead.size:
-            ec, ed = e[dead], el[dead]
-            cont[ec] &= ~np.left_shift(1, (ed // m) - st.offset[1 - k]).astype(np.int32)
-            deg[ec] = np.bitwise_count(cont[ec]).astype(np.int8)
-            cont[ed], deg[ed] = 0, 0
-
-
-def _hub_phase(kp, st: _Fights, k: int, e, code, cont, deg, c, rk: int, rng: np.random.Generator) -> None:
-    """One phase of the stars centred on side ``k``'s warriors ``e`` (flat indices)."""
-    m = st.m
-    Wc, Wl = st.W[k], st.W[1 - k]
-    n = e.size
-    cc = code[e]
-    kc = c[e].astype(np.int16) * 64 - kp.sides[k].i
-    base = st.offset[1 - k] * m + e % m
-    rem = cont[e]
-    slots = int(deg[e].max())
-    leaves = np.empty((slots, n), np.intp)               # flat index of each leaf, by index (lowest first)
-    lcode = np.empty((slots, n), np.int8)
-    valid = np.empty((slots, n), bool)
-    for s in range(slots):
-        valid[s] = rem != 0
-        leaves[s] = base + _low(rem) * m * valid[s]
-        lcode[s] = code[leaves[s]]
-        rem &= rem - 1
-    kl = c[leaves].astype(np.int16) * 64 - kp.sides[1 - k].i
-    strikes = valid & (lcode <= Wl)
-    # the centre's target: the first standing leaf, else the first stunned, else the first knocked down
-    rank = np.where(~valid, 3, np.where(lcode <= Wl, 0, np.where(lcode == Wl + 2, 1, 2)))
-    t = (rank.astype(np.int16) * 64 + np.arange(slots)[:, None]).min(0)
-    has_target = (t >> 6) < 3
-    t &= 63
-    cols = np.arange(n)
-    # how many leaves strike before the centre
-    tied = strikes & (kl == kc)
-    n_tied = tied.sum(0)
-    earlier = (strikes & (kl < kc)).sum(0) + (rng.random(n) * (n_tied + 1)).astype(np.intp)
-    n_strike = strikes.sum(0)
-    t_strikes = strikes[t, cols]
-    t_key = kl[t, cols]
-    t_before = t_strikes & ((t_key < kc) | ((t_key == kc) & (rng.random(n) * n_tied < earlier - (strikes & (kl < kc)).sum(0))))
-    hit = np.zeros(n, bool)                               # the centre's parry is spent
-    on_centre, on_leaf = kp.groups.strike[1 - k][rk], kp.groups.strike[k][rk]
-
-    def leaves_strike(count) -> None:
-        nonlocal cc, hit
-        for s in range(int(count.max()) if count.size else 0):
-            go = np.flatnonzero((count > s) & (cc < Wc + 3))
-            if not go.size:
-                return
-            new, scored = on_centre.strike(cc[go], ~hit[go], rng)
-            cc[go] = new
-            hit[go] |= scored
-
-    leaves_strike(earlier)
-    go = np.flatnonzero(has_target & (cc <= Wc))           # the centre strikes, if still standing
-    if go.size:
-        lt = leaves[t[go], go]
-        old = code[lt]
-        new, _ = on_leaf.strike(old, np.ones(go.size, bool), rng)
-        code[lt] = new
-        t_down = np.zeros(n, bool)
-        t_down[go] = (old <= Wl) & (new > Wl)
-    else:
-        t_down = np.zeros(n, bool)
-    leaves_strike(n_strike - earlier - (t_strikes & ~t_before & t_down))
-    code[e] = cc
-    # contacts: a centre out of action frees every leaf; a leaf out of action leaves its centre
-    out = np.flatnonzero(cc == Wc + 3)
-    if out.size:
-        for s in range(slots):
-            v = out[valid[s, out]]
-            cont[leaves[s, v]], deg[leaves[s, v]] = 0, 0
-        cont[e[out]], deg[e[out]] = 0, 0
-    lt = leaves[t, cols]
-    gone = np.flatnonzero(has_target & (code[lt] == Wl + 3) & (cc < Wc + 3))
-    if gone.size:
-        ec, el = e[gone], lt[gone]
-        cont[ec] &= ~np.left_shift(1, el // m - st.offset[1 - k]).astype(np.int32)
-        deg[ec] -= 1
-        cont[el], deg[el] = 0, 0
 
 
 def _complex(kp, st: _Fights, cx, cls, first: bool, rng: np.random.Generator) -> None:

@@ -18,7 +18,6 @@ from :func:`auto_hit_cdf`).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,15 +26,14 @@ from numpy.typing import NDArray
 from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ...ruleset import END, Rounds
 from .single import SingleTable, auto_hit_cdf, single_table
-from .stars import star_table
-from .strikes import CodeTable, PairTable, StrikeTable, code_table, pair_table, strike_table
+from .fused import GroupTables, cached_group_tables
 from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
     WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
     to_hit_needed, to_wound_needed, weapon_strength,
 )
 
-__all__ = ["Blows", "GroupTables", "KernelPlan", "build_plan", "group_tables", "simulate"]
+__all__ = ["Blows", "KernelPlan", "build_plan", "simulate"]
 
 #: Critical table by modified roll 0..7 (index = roll); injury table by total 0..9 and concussion.
 _CRIT = np.array([0] + [critical_result(r) for r in range(1, 8)], np.int8)
@@ -92,21 +90,6 @@ class KernelPlan:
     groups: GroupTables | None = None
 
 
-@dataclass(frozen=True)
-class GroupTables:
-    """The group kernel's strike tables ``strike[striker side][0 later rounds, 1 round 1]`` and, when
-    both sides make one attack, its pair tables ``pair[0 later rounds, 1 round 1]``."""
-
-    strike: tuple[tuple[StrikeTable, StrikeTable], tuple[StrikeTable, StrikeTable]]
-    pair: tuple[PairTable, PairTable] | None
-    #: both sides' one-attack tables in one, by round kind [0 later rounds, 1 round 1]
-    joint: tuple[CodeTable | None, CodeTable | None] = (None, None)
-    #: star tables ``star[centre's side][round kind]`` (with the pair tables), else None
-    star: tuple | None = None
-    #: play the other stars centre first (see :func:`.groups._hubs`); False: striker by striker
-    hubs: bool = True
-
-
 def _blows(s: WarbandUnit, t: WarbandUnit, first_round: bool, fist_as_user: bool) -> Blows:
     cols = attack_columns(s)
     strengths = [weapon_strength(s, wp, first_round, fist_as_user) for wp in cols]
@@ -155,36 +138,8 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
                      for k, ti in ((0, sides[1]), (1, sides[0])))
     groups = None
     if reengage == "own_turn_charge" and min(att.count, dfn.count) >= 2:
-        key = (_profile(att), _profile(dfn), charging, fist_as_user)
-        groups = _GROUP_CACHE.pop(key, None) or group_tables(sides, blows)
-        _GROUP_CACHE[key] = groups                        # most recent last; the oldest is dropped
-        if len(_GROUP_CACHE) > _GROUP_CACHE_SIZE:
-            _GROUP_CACHE.popitem(last=False)
+        groups = cached_group_tables(att, dfn, charging, fist_as_user, sides, blows)
     return KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto, reengage, groups)
-
-
-#: Group tables by matchup content: they do not depend on the counts, so the equal-points copies of
-#: one pair of profiles (and repeated runs) build them once per process. Bounded, oldest dropped.
-_GROUP_CACHE: OrderedDict[tuple, GroupTables] = OrderedDict()
-_GROUP_CACHE_SIZE = 32
-
-
-def _profile(u: WarbandUnit) -> WarbandUnit:
-    """The fields the tables depend on (not the name, count, points or Leadership)."""
-    return replace(u, name="", count=1, points=None, ld=None)
-
-
-def group_tables(sides: tuple[SideInfo, SideInfo], blows) -> GroupTables:
-    """Strike and pair tables of the group kernel (re-engaging by a charge, both sides two or more)."""
-    strike = tuple(tuple(strike_table(b, sides[1 - k], b.n == 1) for b in blows[k]) for k in (0, 1))
-    pair = None
-    if all(b.n == 1 for pair_ in blows for b in pair_):
-        pair = tuple(pair_table(strike[0][r], strike[1][r]) for r in (0, 1))
-    joint = tuple(code_table((strike[0][r], strike[1][r])) for r in (0, 1))
-    star = None
-    if pair is not None:
-        star = tuple(tuple(star_table(strike[k][r], strike[1 - k][r]) for r in (0, 1)) for k in (0, 1))
-    return GroupTables(strike, pair, joint, star)
 
 
 class _State:

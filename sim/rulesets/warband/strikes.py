@@ -35,7 +35,14 @@ from numpy.typing import NDArray
 
 from .single import alias_table, batch_distribution
 from .tables import (
-    EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, critical_result, injury_result,
+    EXPOSED_SPOT,
+    KNOCKED_DOWN,
+    MASTER_STRIKE,
+    OUT_OF_ACTION,
+    STANDING,
+    STUNNED,
+    critical_result,
+    injury_result,
 )
 
 __all__ = ["StrikeTable", "CodeTable", "PairTable", "strike_table", "code_table", "pair_table", "A_FIRST", "D_FIRST", "TIE"]
@@ -45,7 +52,7 @@ A_FIRST, D_FIRST, TIE = 0, 1, 2
 
 #: Critical table by modified roll 0..7; injury table by total 0..9 and concussion (as the 1 v 1 kernel).
 _CRIT = np.array([0] + [critical_result(r) for r in range(1, 8)], np.int8)
-_INJURY = np.array([[injury_result(max(t, 1), c) for t in range(0, 10)] for c in (False, True)], np.int8)
+_INJURY = np.array([[injury_result(max(t, 1), c) for t in range(10)] for c in (False, True)], np.int8)
 
 
 def _code(w: int, status: int, W: int) -> int:
