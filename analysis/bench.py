@@ -64,8 +64,9 @@ def bench_ruleset(rs: Ruleset, *, seconds: float = 0.5, repeats: int = 3, d6_per
 
 
 def bench_matchup(rs: Ruleset, matchup: tuple, *, seconds: float, repeats: int, d6_per_second: float) -> dict[str, Any]:
-    """Rates for one matchup ``(attacker, defender, states, rounds)`` of the default roster."""
-    att, dfn, states, rounds = matchup
+    """Rates for one matchup ``(attacker, defender, states, rounds[, label])``: unit names of the default
+    roster (or unit profiles); ``label``, if given, is the entry's ``matchup`` name."""
+    att, dfn, states, rounds, *label = matchup
     _, plan = sim.build_matchup(rs, att, dfn, states=states)
     root = root_sequence(12345)
     blocks = 4
@@ -84,7 +85,7 @@ def bench_matchup(rs: Ruleset, matchup: tuple, *, seconds: float, repeats: int, 
     k = _best_rate(kernel, seconds, repeats)
     r = _best_rate(reference, seconds / 2, repeats)
     return {
-        "matchup": f"{att} vs {dfn}" + (f" ({states})" if states else "") + f", rounds={rounds}",
+        "matchup": label[0] if label else f"{att} vs {dfn}" + (f" ({states})" if states else "") + f", rounds={rounds}",
         "kernel_per_second": k,
         "reference_per_second": r,
         "speedup": k / r,

@@ -381,7 +381,7 @@ def test_kernel_stood_up_warrior_strikes_last():
     and strikes after the slow defender. The defender leaves it standing with 1 - 1/2 * 1/2 = 3/4
     (at 0 wounds any wound means an injury); then the attacker takes the W1 defender out of action
     with 1/9 (see test_single_attack_table_matches_hand_values): 1/12 in all (1/9 if it struck first)."""
-    from sim.rulesets._warband_kernel import _play_round, _State
+    from sim.rulesets.warband.kernel import _play_round, _State
 
     plan = sim.build_matchup(WB, W(i=9), W(i=1))[1]
     n = 200_000
@@ -462,8 +462,8 @@ def _auto_hit_wounds_exact(w: int, ld: int) -> list[F]:
 
 
 def test_all_alone_automatic_hits_exact_kernel_and_reference():
-    from sim.rulesets._warband_kernel import _all_alone, _State
-    from sim.rulesets._warband_reference import _Fight
+    from sim.rulesets.warband.kernel import _all_alone, _State
+    from sim.rulesets.warband.reference import _Fight
 
     exact = _auto_hit_wounds_exact(3, 8)
     att, dfn = W(w=3, ld=8), W(count=2, ld=7)
@@ -484,8 +484,8 @@ def test_all_alone_automatic_hits_exact_kernel_and_reference():
 
 def test_rout_test_chance_exact_kernel_and_reference():
     """A side of 4 with one warrior out of action (25 %) tests at the start of its turn: 2D6 > Ld 8."""
-    from sim.rulesets._warband_kernel import _rout, _State
-    from sim.rulesets._warband_reference import Warrior, rout_test
+    from sim.rulesets.warband.kernel import _rout, _State
+    from sim.rulesets.warband.reference import Warrior, rout_test
 
     q = float(p_2d6_above(8))
     plan = sim.build_matchup(WB, W(count=4, ld=8), W(count=2, ld=8), options={"rout": True})[1]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import sim
-from sim.rulesets import _warband_tables as wt
+from sim.rulesets.warband import tables as wt
 from sim.rulesets._duel_plan import check_pass_probability
 from sim.rulesets._grimdark_charts import WOUND_CHART, WS_CHART
 from sim.rulesets.mecha import Chart

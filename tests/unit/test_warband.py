@@ -1,6 +1,6 @@
 """warband: tables, equipment legality, and every rule on the scalar reference with scripted dice.
 
-Dice order (see ``sim/rulesets/_warband_reference.py``): strike-order roll-offs;
+Dice order (see ``sim/rulesets/warband/reference.py``): strike-order roll-offs;
 then per striker: to-hit dice, parry die (and re-roll), then per hit: to-wound,
 critical, save, Step Aside; then injury dice (one per wound at or beyond W = 0),
 then the helmet die.
@@ -15,8 +15,8 @@ import sim
 from sim.dice import RandomDice, ScriptedDice
 from sim.errors import InputError, Where
 from sim.outcomes import ATTACKER, DEFENDER, DRAW
-from sim.rulesets._warband_reference import _Fight, _rejoin, pairing
-from sim.rulesets._warband_tables import (
+from sim.rulesets.warband.reference import Warrior, _charge, _Fight, _rejoin, _strike_class, pairing
+from sim.rulesets.warband.tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, VITAL_PART,
     attack_columns, critical_result, injury_result, save_needed, strength_save_modifier, to_hit_needed,
     to_wound_needed, weapon_strength,
@@ -33,9 +33,9 @@ def W(**kw):
     return WB.parse_unit(base, Where("test", base["name"]))
 
 
-def fight(att, dfn, dice, *, charging=True, fist="user-1", rounds="end", max_rounds=50):
+def fight(att, dfn, dice, *, charging=True, fist="user-1", rounds="end", max_rounds=50, reengage="own_turn_charge"):
     plan = sim.build_matchup(WB, att, dfn, states={"attacker": {"charging": charging}},
-                             options={"fist_strength": fist})[1]
+                             options={"fist_strength": fist, "reengage": reengage})[1]
     d = ScriptedDice(dice)
     out = WB.resolve_one(plan, d, rounds, max_rounds)
     d.assert_exhausted()
@@ -117,7 +117,7 @@ def test_weapon_strength_and_attacks():
     (dict(weapons=["lance"]), "weapons"),
     (dict(weapons=[]), "weapons"),
     (dict(armour="plate"), "armour"),
-    (dict(count=11), "count"),
+    (dict(count=21), "count"),
     (dict(ws=0), "ws"),
     (dict(skills=["frenzy"]), "skills"),
     (dict(skills=["resilient", "resilient"]), "each skill at most once"),
@@ -453,6 +453,86 @@ def test_free_warriors_join_the_least_engaged_enemy():
     assert (1, 0) in f.contacts
 
 
+# ------------------------------------------------------- re-engaging (issue 16, spec "Re-engaging")
+# 2 v 2, round 1: roll-offs (6, 1) for the chargers, (6, 1) for the defenders; A1 takes D1 out of
+# action (4, 4, injury 5); A2 and D2 miss (1, 1).
+FREE_R1 = [6, 1, 6, 1, 4, 4, 5, 1, 1]
+
+
+def test_a_freed_warrior_waits_for_its_own_turn_then_charges_and_strikes_first():
+    att, dfn = W(count=2, i=1), W(count=2, i=5)
+    # round 2 (defenders' turn): A1 waits unengaged; D2 (I5) strikes before A2 (I1): two misses.
+    # round 3 (attackers' turn): A1 charges D2 and strikes first despite I1: 4, 4, 5 -> out of action.
+    out = fight(att, dfn, FREE_R1 + [1, 1] + [4, 4, 5])
+    assert (out.winner, out.rounds, out.extras["out_of_action_defender"]) == (ATTACKER, 3, 2)
+    # the old rule: A1 joins D2 at the start of round 2 and strikes in it: A1 and A2 roll off (6, 1),
+    # D2 (I5) misses A1 (1), A1 takes D2 out (4, 4, 5)
+    out = fight(att, dfn, FREE_R1 + [6, 1, 1, 4, 4, 5], reengage="every_round")
+    assert (out.winner, out.rounds) == (ATTACKER, 2)
+
+
+def test_charge_goes_to_the_enemy_with_fewest_opponents_lowest_index_first():
+    f = _Fight(W(count=3), W(count=3), True, False, ScriptedDice([]))
+    f.dfn[0].status = OOA
+    f.contacts.add((2, 1))                     # D1 now has A1 and A2, D2 has A2
+    _charge(f.att, f.dfn, f.contacts, True)
+    assert (0, 2) in f.contacts and f.att[0].charged and f.dfn[2].was_charged
+    assert not f.att[1].charged and not f.att[2].charged
+    g = _Fight(W(count=3), W(count=3), True, False, ScriptedDice([]))
+    g.dfn[0].status = OOA                      # D1 and D2 have one opponent each: D1 is listed first
+    _charge(g.att, g.dfn, g.contacts, True)
+    assert (0, 1) in g.contacts
+    # two free warriors are placed in index order, each counting the one placed before it
+    h = _Fight(W(count=3), W(count=3), True, False, ScriptedDice([]))
+    h.dfn[0].status = h.dfn[1].status = OOA
+    _charge(h.att, h.dfn, h.contacts, True)
+    assert {(0, 2), (1, 2)} <= h.contacts
+
+
+def test_only_standing_warriors_charge_and_never_an_enemy_out_of_action():
+    f = _Fight(W(count=2), W(count=2), True, False, ScriptedDice([]))
+    f.dfn[0].status = OOA
+    f.att[0].status = KD                       # free but down: it stays where it is
+    _charge(f.att, f.dfn, f.contacts, True)
+    assert not f.att[0].charged and all(c[0] != 0 or c[1] == 0 for c in f.contacts)
+    f.dfn[1].status = OOA                      # no enemy left: nobody moves
+    f.att[0].status = UP
+    _charge(f.att, f.dfn, f.contacts, True)
+    assert not f.att[0].charged
+
+
+def test_a_charger_strikes_first_unless_it_stood_up_or_strikes_last():
+    def warrior(**kw):
+        flags = {k: kw.pop(k) for k in ("charged", "stood_up", "was_charged") if k in kw}
+        w = Warrior("attacker", 0, W(**kw), 1)
+        for k, v in flags.items():
+            setattr(w, k, v)
+        return w
+    assert _strike_class(warrior(charged=True), 3, True) == 0
+    assert _strike_class(warrior(charged=True, stood_up=True), 3, True) == 2
+    assert _strike_class(warrior(charged=True, weapons=["double_handed"]), 3, True) == 2
+    assert _strike_class(warrior(charged=True, weapons=["double_handed"], skills=["strongman"]), 3, True) == 0
+    assert _strike_class(warrior(was_charged=True, skills=["lightning_reflexes"]), 4, True) == 0
+    assert _strike_class(warrior(was_charged=True), 4, True) == 1
+
+
+def test_a_knocked_down_free_warrior_stands_then_charges_and_strikes_last():
+    # 2 v 2 from round 3 (attackers' turn): A1 knocked down with no live enemy, D2 fights A2.
+    def setup(f):
+        f.att[0].status, f.att[0].wounds = KD, 0
+        f.dfn[0].status = OOA
+    # A1 stands, charges D2 but strikes last; A2 (I3) and D2 (I3) roll off (6, 1): A2 misses, D2
+    # misses A2 (its first standing contact), A1 hits 4, wounds 4, injury 5
+    f = phase(W(count=2), W(count=2), [6, 1, 1, 1, 4, 4, 5], round_no=3, setup=setup)
+    assert (0, 1) in f.contacts and f.att[0].charged and f.att[0].stood_up and f.dfn[1].status == OOA
+
+
+def test_reengage_option_values():
+    assert sim.build_matchup(WB, W(count=2), W(count=2))[1].reengage == "own_turn_charge"
+    with pytest.raises(InputError, match="reengage"):
+        sim.build_matchup(WB, W(count=2), W(count=2), options={"reengage": "sometimes"})
+
+
 def test_groups_three_against_two_fight_to_the_end():
     plan = sim.build_matchup(WB, W(count=3), W(count=2))[1]
     dice = RandomDice(np.random.default_rng(3))
@@ -486,6 +566,27 @@ def test_kernel_is_reproducible_and_integral():
         assert np.array_equal(getattr(a, f), getattr(b, f))
         assert getattr(a, f).min() >= 0
     assert a.damage_to_defender.max() <= 2 and a.damage_to_attacker.max() <= 2
+
+
+def test_kernel_groups_only_where_warriors_can_re_engage():
+    plan = lambda a, d, **o: sim.build_matchup(WB, a, d, options=o)[1].kernel
+    assert plan(W(count=2), W(count=2)).groups is not None
+    assert plan(W(), W()).groups is None and plan(W(), W(count=3)).groups is None      # nobody is ever free
+    assert plan(W(count=2), W(count=2), reengage="every_round").groups is None
+
+
+def test_one_against_one_and_one_against_many_ignore_the_rule():
+    for a, d in ((W(), W(w=2)), (W(), W(count=3)), (W(count=4), W(weapons=["sword"]))):
+        out = [WB.simulate(sim.build_matchup(WB, a, d, options={"reengage": r})[1], 5000,
+                           np.random.default_rng(9), "end", 50) for r in ("own_turn_charge", "every_round")]
+        for f in ("winner", "damage_to_attacker", "damage_to_defender", "rounds"):
+            assert np.array_equal(getattr(out[0], f), getattr(out[1], f))
+
+
+def test_twenty_a_side():
+    out = _kernel(W(count=20), W(count=20, weapons=["sword"], armour="light"), n=3000)
+    assert not out.capped.any() and out.extras["out_of_action_defender"].max() <= 20
+    assert ((out.extras["out_of_action_attacker"] == 20) | (out.extras["out_of_action_defender"] == 20)).all()
 
 
 def test_kernel_cannot_wound_means_capped_draws():
@@ -646,16 +747,24 @@ def test_rout_fail_ends_the_fight_the_other_side_wins():
 
 
 def test_rout_pass_fights_on():
-    # 3 + 4 = 7 passes; round 2: A1 joins D2, roll-off A1, A2, D2 (6, 2, 1), three misses
-    out = switched(W(count=2, ld=7), W(count=2, ld=7), ROUT_R1 + [3, 4] + [6, 2, 1, 1, 1, 1], rounds=2, rout=True)
+    # 3 + 4 = 7 passes; round 2 is the defenders' turn: the freed A1 waits for its own turn, so
+    # only A2 and D2 fight: roll-off (6, 1), two misses
+    out = switched(W(count=2, ld=7), W(count=2, ld=7), ROUT_R1 + [3, 4] + [6, 1, 1, 1], rounds=2, rout=True)
     assert (out.winner, out.rounds, out.extras["out_of_action_defender"]) == (ATTACKER, 2, 1)
     # the defenders' highest Ld counts; the test is against the leader
-    out = switched(W(count=2, ld=7), W(count=2, ld=9), ROUT_R1 + [4, 5] + [6, 2, 1, 1, 1, 1], rounds=2, rout=True)
+    out = switched(W(count=2, ld=7), W(count=2, ld=9), ROUT_R1 + [4, 5] + [6, 1, 1, 1], rounds=2, rout=True)
     assert out.rounds == 2 and out.extras["out_of_action_defender"] == 1
 
 
+def test_rout_pass_fights_on_every_round_rule():
+    # the old rule: round 2, A1 joins D2 at once; roll-off A1, A2, D2 (6, 2, 1), three misses
+    out = switched(W(count=2, ld=7), W(count=2, ld=7), ROUT_R1 + [3, 4] + [6, 2, 1, 1, 1, 1], rounds=2, rout=True,
+                   reengage="every_round")
+    assert (out.winner, out.rounds, out.extras["out_of_action_defender"]) == (ATTACKER, 2, 1)
+
+
 def test_rout_threshold_is_a_quarter_of_the_starting_count():
-    from sim.rulesets._warband_reference import Warrior, rout_test
+    from sim.rulesets.warband.reference import Warrior, rout_test
 
     u = W(count=5, ld=7)
     side = [Warrior("attacker", i, u, 1) for i in range(5)]

@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
-from ..ruleset import END, Rounds
-from ._warband_single import SingleTable, auto_hit_cdf, single_table
-from ._warband_tables import (
+from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
+from ...ruleset import END, Rounds
+from .single import SingleTable, auto_hit_cdf, single_table
+from .fused import GroupTables, cached_group_tables
+from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
     WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
     to_hit_needed, to_wound_needed, weapon_strength,
@@ -69,6 +70,7 @@ class SideInfo:
     jump_up: bool
     class_round1: int
     class_later: int
+    lightning_reflexes: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,10 @@ class KernelPlan:
     ld: tuple[int, int] = (0, 0)
     #: auto_hit[striker side][0 later rounds, 1 round 1]: CDF of the wounds of one automatic hit.
     auto_hit: tuple | None = None
+    #: The ``reengage`` option (this module plays "every_round"; the group kernel the default).
+    reengage: str = "own_turn_charge"
+    #: Tables of the group kernel (:mod:`.groups`), when it plays this matchup (else None).
+    groups: GroupTables | None = None
 
 
 def _blows(s: WarbandUnit, t: WarbandUnit, first_round: bool, fist_as_user: bool) -> Blows:
@@ -110,11 +116,11 @@ def _side(u: WarbandUnit, is_attacker: bool, charging: bool) -> SideInfo:
         not is_attacker and charging and "lightning_reflexes" in u.skills)
     return SideInfo(u.count, u.w, u.i, "sword" in weapons or u.buckler, "sword" in weapons and u.buckler,
                     "step_aside" in u.skills, u.helmet, "jump_up" in u.skills,
-                    2 if last else 0 if first else 1, 2 if last else 1)
+                    2 if last else 0 if first else 1, 2 if last else 1, "lightning_reflexes" in u.skills)
 
 
 def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, *,
-               all_alone: bool = False, rout: bool = False) -> KernelPlan:
+               all_alone: bool = False, rout: bool = False, reengage: str = "own_turn_charge") -> KernelPlan:
     """Precompute the per-side tables the kernel reads."""
     sides = (_side(att, True, charging), _side(dfn, False, charging))
     blows = []
@@ -130,7 +136,10 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
     if all_alone:
         auto = tuple(tuple(auto_hit_cdf(b, ti.step_aside) for b in blows[k])
                      for k, ti in ((0, sides[1]), (1, sides[0])))
-    return KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto)
+    groups = None
+    if reengage == "own_turn_charge" and min(att.count, dfn.count) >= 2:
+        groups = cached_group_tables(att, dfn, charging, fist_as_user, sides, blows)
+    return KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto, reengage, groups)
 
 
 class _State:

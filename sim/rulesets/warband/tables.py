@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Where
+from ...errors import Where
 
 __all__ = [
     "WarbandUnit", "Weapon", "WEAPONS", "WEAPON_ALIASES", "ARMOUR_SAVE", "SKILLS",

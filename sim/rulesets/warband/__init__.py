@@ -3,22 +3,49 @@
 Rules: ``docs/rules/warband.md``; written from the original text ``004_7a625f83867ff841.txt`` (not distributed)
 (the hand-to-hand chapter of a 1999 skirmish game set in a ruined city).
 
-A side is one warrior profile with ``count`` warriors (up to 10). One round is
+A side is one warrior profile with ``count`` warriors (up to 20). One round is
 one player turn: the active player's Recovery, then one hand-to-hand phase in
 which every engaged warrior fights in strike order (strike first, Initiative
-with roll-offs, strike last). Round 1 is the attacker's (charge) turn.
+with roll-offs, strike last). Round 1 is the attacker's (charge) turn. The
+larger side's warriors start paired round-robin onto the smaller side's.
 
-Modules: ``_warband_tables`` (profile, weapon/armour tables, charts, equipment
-legality), ``_warband_reference`` (the scalar reference, the spec in code) and
-``_warband_kernel`` (the vectorised kernel).
+Modules: ``tables`` (profile, weapon/armour tables, charts, equipment
+legality), ``reference`` (the scalar reference, the spec in code), ``kernel``
+(the vectorised kernel of 1 v 1 and 1 v n fights, and of groups under the old
+re-engaging rule), ``groups`` with ``phases``, ``fused``, ``strikes`` and
+``stars`` (the vectorised kernel of group fights under the default rule and its
+exact outcome tables) and ``single`` (exact one-attack outcome tables).
+
+Re-engaging (option ``reengage``), for a warrior whose every opponent is out of
+action (only possible when both sides have two or more warriors):
+
+* ``"own_turn_charge"`` (default; the spec's decision of 2026-12-01, from the
+  movement and charge rules): a warrior moves only in its own side's turn. At
+  the start of its side's turn, after Recovery, a *standing* warrior with no
+  enemy left in base contact charges the enemy not out of action that has the
+  fewest opponents in contact (ties: the enemy listed first; warriors are
+  placed one at a time in index order, each counting those placed before it).
+  It counts as charging that turn: it strikes first, unless it stood up in
+  this Recovery or fights with a double-handed weapon (without Strongman),
+  which strike last. An enemy it charged that has Lightning Reflexes strikes
+  first too. A warrior freed during a phase waits, unengaged, until its side's
+  next turn; a knocked-down or stunned one first recovers as usual.
+* ``"every_round"`` (the behaviour before issue 16, kept so older reports can
+  be reproduced die for die): at the start of every round, before Recovery and
+  in either side's turn, every warrior not out of action whose opponents are
+  all out of action joins the live enemy with the fewest live opponents
+  (attackers first, then defenders), with no charge bonus.
+
+One against one and one against many fights never re-engage, so both values
+give them the same results (the same dice, seed for seed).
 
 Simplifications and interpretations where the spec is silent (also in the
 report): each striker puts all its attacks into one target (standing enemies
 first, lowest index); with two different weapons one attack is made with the
-second weapon listed; a warrior whose every opponent is out of action joins the
-live enemy with the fewest opponents at the start of the next round (no charge
-bonus); Step Aside also protects knocked-down warriors and applies to critical
-hits that allow no armour save.
+second weapon listed; a re-engaging charge starts no new "first turn of
+combat" (the heavy weapons' Strength bonus and the spear's strike-first stay
+with round 1 of the fight); Step Aside also protects knocked-down warriors and
+applies to critical hits that allow no armour save.
 
 The spec's optional small-group rules are switches, both off by default (then
 no die is rolled for them and results are exactly those without them):
@@ -52,14 +79,15 @@ from typing import Any
 
 import numpy as np
 
-from ..dice import DiceStream
-from ..errors import MatchupError, Where
-from ..outcomes import Outcomes, TrialOutcome
-from ..ruleset import Extra, Matchup, Rounds, Ruleset
-from ..schema import Field, StateField
-from ._warband_kernel import KernelPlan, build_plan, simulate
-from ._warband_reference import resolve_fight
-from ._warband_tables import ARMOUR_SAVE, SKILLS, WEAPON_NAMES, WarbandUnit, check_equipment, unit_summary
+from ...dice import DiceStream
+from ...errors import MatchupError, Where
+from ...outcomes import Outcomes, TrialOutcome
+from ...ruleset import Extra, Matchup, Rounds, Ruleset
+from ...schema import Field, StateField
+from .groups import simulate_groups
+from .kernel import KernelPlan, build_plan, simulate
+from .reference import REENGAGE_RULES, resolve_fight
+from .tables import ARMOUR_SAVE, SKILLS, WEAPON_NAMES, WarbandUnit, check_equipment, unit_summary
 
 __all__ = ["Warband", "WarbandPlan", "RULESET"]
 
@@ -76,6 +104,7 @@ class WarbandPlan:
     kernel: KernelPlan
     all_alone: bool = False
     rout: bool = False
+    reengage: str = "own_turn_charge"
 
 
 class Warband(Ruleset):
@@ -91,7 +120,7 @@ class Warband(Ruleset):
     unit_type = WarbandUnit
     unit_fields = (
         Field("name", "str", "warrior name"),
-        Field("count", "int", "warriors with this profile (a side is one group)", lo=1, hi=10, default=1),
+        Field("count", "int", "warriors with this profile (a side is one group)", lo=1, hi=20, default=1),
         Field("ws", "int", "Weapon Skill", lo=1, hi=10),
         Field("s", "int", "Strength", lo=1, hi=10),
         Field("t", "int", "Toughness", lo=1, hi=10),
@@ -121,6 +150,10 @@ class Warband(Ruleset):
               "(counted as out of action)", default=False),
         Field("rout", "bool", "Rout test: from round 2, the active side with >= 25% out of action tests 2D6 "
               "vs its highest Ld; on a fail it loses at once", default=False),
+        Field("reengage", "choice", 'a warrior whose opponents are all out of action: "own_turn_charge" '
+              "(default: charges the least-engaged enemy at the start of its own side's turn, after Recovery, "
+              'and strikes first) or "every_round" (before 2026-12: joins it at the start of every round, '
+              "no charge bonus)", choices=REENGAGE_RULES, default="own_turn_charge"),
     )
     extras = (
         Extra("out_of_action_attacker", "mean", "attacking warriors out of action at the end"),
@@ -161,6 +194,7 @@ class Warband(Ruleset):
         fist_as_user = matchup.options["fist_strength"] == "user"
         all_alone = bool(matchup.options.get("all_alone", False))
         rout = bool(matchup.options.get("rout", False))
+        reengage = str(matchup.options.get("reengage", "own_turn_charge"))
         if all_alone or rout:
             for side in ("attacker", "defender"):
                 u = matchup.unit(side)
@@ -170,20 +204,31 @@ class Warband(Ruleset):
                         "ld", None, f"a Leadership 2..12 (the {switch} switch is on)")
         return WarbandPlan(matchup, matchup.attacker, matchup.defender, charging, fist_as_user,
                            build_plan(matchup.attacker, matchup.defender, charging, fist_as_user,
-                                      all_alone=all_alone, rout=rout),
-                           all_alone, rout)
+                                      all_alone=all_alone, rout=rout, reengage=reengage),
+                           all_alone, rout, reengage)
 
     # ------------------------------------------------------------- behaviour
     def simulate(self, plan: WarbandPlan, n: int, rng: np.random.Generator, rounds: Rounds,
                  max_rounds: int) -> Outcomes:
+        if plan.kernel.groups is not None:
+            return simulate_groups(plan.kernel, n, rng, rounds, max_rounds)
         return simulate(plan.kernel, n, rng, rounds, max_rounds)
 
     def resolve_one(self, plan: WarbandPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
         return resolve_fight(plan.attacker, plan.defender, plan.charging, plan.fist_as_user, dice, rounds, max_rounds,
-                             all_alone=plan.all_alone, rout=plan.rout)
+                             all_alone=plan.all_alone, rout=plan.rout, reengage=plan.reengage)
 
     def bench_matchup(self):
         return "Mercenary Warrior", "Youngblood", {}, "end"
+
+    def bench_extra_matchups(self):
+        """Issue 14's group goals: plain warriors, fights to the end, 3 v 3 and 10 v 10 (labelled with the sizes)."""
+        from ...roster import default_roster
+
+        roster = default_roster(self.id)
+        a, d = roster["Mercenary Warrior"], roster["Youngblood"]
+        return tuple((replace(a, count=n), replace(d, count=n), {}, "end",
+                      f"{a.name} v {d.name}, {n} v {n}, rounds=end") for n in (3, 10))
 
 
 RULESET = Warband()

@@ -12,9 +12,23 @@ scripted-dice tests rely on), per striker's batch against a standing target:
 
 Against a knocked-down target each attack auto-hits and step 3 is rolled per
 attack until one wound is unsaved (out of action). Strike-order roll-offs: each
-tied model rolls a d6, ties re-roll, before the phase's first blow. Before each
-round, a warrior whose opponents are all out of action joins the live enemy with
-the fewest live opponents ([INTERP], see ``_rejoin``).
+tied model rolls a d6, ties re-roll, before the phase's first blow.
+
+Re-engaging (option ``reengage``; no dice either way):
+
+* ``"own_turn_charge"`` (default, the spec's decision): at the start of its own
+  side's turn, after Recovery, a standing warrior with no enemy in base contact
+  (every enemy it touched is out of action) charges the enemy not out of action
+  with the fewest opponents in contact (ties: lowest index); warriors are placed
+  one at a time in index order, each seeing the contacts of those placed before
+  it. It counts as charging this turn (strike first, unless it stood up this
+  turn or strikes last with a double-handed weapon), and a warrior it charged
+  that has Lightning Reflexes strikes first too. A warrior freed during a phase
+  waits, unengaged, until its side's next turn (see ``_charge``).
+* ``"every_round"`` (the behaviour before issue 16): before each round's
+  Recovery, every warrior of either side not out of action whose opponents are
+  all out of action joins the enemy with the fewest live opponents (attackers
+  first, then defenders), with no charge bonus (see ``_rejoin``).
 
 Optional small-group rules (switches ``all_alone`` and ``rout``, off by default;
 when off no die is read for them):
@@ -34,16 +48,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dice import DiceStream
-from ..outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
-from ..ruleset import END, Rounds
-from ._warband_tables import (
+from ...dice import DiceStream
+from ...outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
+from ...ruleset import END, Rounds
+from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
     WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
     to_hit_needed, to_wound_needed, weapon_strength,
 )
 
-__all__ = ["Warrior", "resolve_fight", "pairing", "side_outcome"]
+__all__ = ["Warrior", "resolve_fight", "pairing", "side_outcome", "REENGAGE_RULES"]
+
+#: Values of the ``reengage`` option: the default first.
+REENGAGE_RULES = ("own_turn_charge", "every_round")
 
 
 @dataclass
@@ -58,6 +75,8 @@ class Warrior:
     stood_up: bool = False
     put_down_by: int | None = None   # id of the striker that knocked down / stunned it this phase
     hits_taken: bool = False         # an opponent already scored hits on it this phase (parry gone)
+    charged: bool = False            # re-engaged by a charge this turn (own_turn_charge)
+    was_charged: bool = False        # an enemy charged it this turn (Lightning Reflexes)
 
     @property
     def id(self) -> int:
@@ -100,6 +119,34 @@ def _rejoin(att: list[Warrior], dfn: list[Warrior], contacts: set[tuple[int, int
                 contacts.add((w.index, best.index) if me_first else (best.index, w.index))
 
 
+def _charge(mine: list[Warrior], theirs: list[Warrior], contacts: set[tuple[int, int]], me_first: bool) -> None:
+    """Re-engaging by a charge, at the start of ``mine``'s own turn after Recovery (spec "Re-engaging").
+
+    A standing warrior of ``mine`` with no enemy in base contact (every enemy it touched is out
+    of action) charges the enemy not out of action that has the fewest opponents in contact (ties:
+    the enemy listed first). Warriors are placed one at a time, in index order, so a later one sees
+    the contacts of those placed before it. The charger counts as charging this turn; the enemy it
+    charged as charged (for Lightning Reflexes). ``me_first``: ``mine`` are the attackers.
+    """
+    def touching(m: Warrior, e: Warrior) -> bool:
+        return ((m.index, e.index) if me_first else (e.index, m.index)) in contacts
+
+    for w in mine:
+        if w.status != STANDING or any(e.status != OUT_OF_ACTION and touching(w, e) for e in theirs):
+            continue
+        best, best_n = None, None
+        for e in theirs:
+            if e.status == OUT_OF_ACTION:
+                continue
+            n = sum(1 for m in mine if m.status != OUT_OF_ACTION and touching(m, e))
+            if best_n is None or n < best_n:
+                best, best_n = e, n
+        if best is None:
+            continue
+        contacts.add((w.index, best.index) if me_first else (best.index, w.index))
+        w.charged, best.was_charged = True, True
+
+
 def _roll_off(group: list[Warrior], dice: DiceStream) -> list[Warrior]:
     """Equal Initiative: each rolls a die, highest first, ties roll again."""
     if len(group) <= 1:
@@ -119,6 +166,8 @@ def _strike_class(w: Warrior, round_no: int, attacker_charging: bool) -> int:
     weapons = canonical_weapons(w.unit.weapons)
     if any(WEAPONS[x].strike_last for x in weapons) and not w.has("strongman"):
         return 2
+    if w.charged or (w.was_charged and w.has("lightning_reflexes")):
+        return 0                                          # re-engaged by a charge this turn (or charged by one)
     if round_no == 1:
         if w.side == "attacker" and attacker_charging:
             return 0
@@ -131,8 +180,11 @@ def _strike_class(w: Warrior, round_no: int, attacker_charging: bool) -> int:
 
 class _Fight:
     def __init__(self, att_unit: WarbandUnit, def_unit: WarbandUnit, charging: bool, fist_as_user: bool,
-                 dice: DiceStream, all_alone: bool = False) -> None:
+                 dice: DiceStream, all_alone: bool = False, reengage: str = "own_turn_charge") -> None:
+        if reengage not in REENGAGE_RULES:
+            raise ValueError(f"reengage must be one of {REENGAGE_RULES}, got {reengage!r}")
         self.all_alone = all_alone
+        self.reengage = reengage
         self.att = [Warrior("attacker", i, att_unit, att_unit.w) for i in range(att_unit.count)]
         self.dfn = [Warrior("defender", j, def_unit, def_unit.w) for j in range(def_unit.count)]
         self.contacts = pairing(att_unit.count, def_unit.count)
@@ -148,15 +200,21 @@ class _Fight:
     # ------------------------------------------------------------- a round
     def play_round(self, round_no: int) -> None:
         active = self.att if round_no % 2 == 1 else self.dfn
-        _rejoin(self.att, self.dfn, self.contacts)
+        if self.reengage == "every_round":
+            _rejoin(self.att, self.dfn, self.contacts)
         # 1. Recovery, active player's models only.
         for w in self.att + self.dfn:
-            w.stood_up = False
+            w.stood_up = w.charged = w.was_charged = False
         for w in active:
             if w.status == KNOCKED_DOWN:
                 w.status, w.stood_up = STANDING, True
             elif w.status == STUNNED:
                 w.status = KNOCKED_DOWN   # [INTERP] never stunned -> standing in one Recovery
+        if self.reengage == "own_turn_charge":
+            if active is self.att:
+                _charge(self.att, self.dfn, self.contacts, True)
+            else:
+                _charge(self.dfn, self.att, self.contacts, False)
         # 2. Order the strikers: standing models touching an enemy still in the fight.
         strikers = [w for w in self.att + self.dfn if w.status == STANDING
                     and any(e.status != OUT_OF_ACTION for e in self.enemies_in_contact(w))]
@@ -325,14 +383,15 @@ def rout_test(side: list[Warrior], dice: DiceStream) -> bool:
 
 
 def resolve_fight(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, dice: DiceStream,
-                  rounds: Rounds, max_rounds: int, *, all_alone: bool = False, rout: bool = False) -> TrialOutcome:
+                  rounds: Rounds, max_rounds: int, *, all_alone: bool = False, rout: bool = False,
+                  reengage: str = "own_turn_charge") -> TrialOutcome:
     """One fight from the attacker's charge turn until the end or ``rounds`` rounds.
 
     With ``rout``, a side that fails its rout test at the start of one of its turns (round 2 on)
     loses at once: the fight ends in that round, the other side wins, and both sides keep their
     current state (categories, damage, warriors out of action).
     """
-    f = _Fight(att, dfn, charging, fist_as_user, dice, all_alone)
+    f = _Fight(att, dfn, charging, fist_as_user, dice, all_alone, reengage)
     limit = max_rounds if rounds == END else int(rounds)
     fought = 0
     done = False

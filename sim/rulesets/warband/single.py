@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._warband_tables import (
+from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, critical_result, injury_result,
 )
 
-__all__ = ["SingleTable", "single_table", "auto_hit_cdf"]
+__all__ = ["SingleTable", "single_table", "batch_distribution", "auto_hit_cdf", "alias_table"]
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,14 @@ def _injury(k: int, mod: int, concussion: bool) -> dict[int, float]:
     return out
 
 
-def single_table(b, t_w: int, parry_reroll: bool, step_aside: bool, helmet: bool, jump_up: bool) -> SingleTable:
-    """Exact outcome distribution of a one-attack batch ``b`` (a ``Blows`` with n == 1)."""
+def batch_distribution(b, t_w: int, parry_reroll: bool, step_aside: bool, helmet: bool,
+                       jump_up: bool) -> list[dict[tuple[int, int, bool], float]]:
+    """Exact outcome distribution of a one-attack batch ``b`` (a ``Blows`` with n == 1), by input row.
+
+    Rows as in :class:`SingleTable` (``w0``, ``w0 + W + 1`` if the target may still parry, and
+    ``2 (W + 1)`` for a knocked-down target); each maps (new wounds, new status, hits scored)
+    to its probability.
+    """
     need_hit, need_w, save = b.need_hit, int(b.need_wound[0]), int(b.save[0])
     parryable, concussion, crit_ok = bool(b.parryable[0]), bool(b.concussion[0]), bool(b.crit_ok[0])
     p_save = max(0, 7 - save) / 6 if save <= 6 else 0.0
@@ -128,6 +134,12 @@ def single_table(b, t_w: int, parry_reroll: bool, step_aside: bool, helmet: bool
     # knocked-down target: auto-hit, any unsaved wound is out of action
     p_ooa = sum(p for p, _, _ in wound_outcomes())
     rows.append({(0, OUT_OF_ACTION, False): p_ooa, (0, KNOCKED_DOWN, False): 1 - p_ooa})
+    return rows
+
+
+def single_table(b, t_w: int, parry_reroll: bool, step_aside: bool, helmet: bool, jump_up: bool) -> SingleTable:
+    """Exact outcome distribution of a one-attack batch ``b`` (a ``Blows`` with n == 1), as alias tables."""
+    rows = batch_distribution(b, t_w, parry_reroll, step_aside, helmet, jump_up)
     K = max(len(r) for r in rows)
     n = len(rows) * K
     prob, alias = np.ones(n), np.arange(n)
@@ -138,7 +150,7 @@ def single_table(b, t_w: int, parry_reroll: bool, step_aside: bool, helmet: bool
         assert abs(total - 1) < 1e-9, (i, r)
         for j, ((w, st, h), _) in enumerate(items):
             nw[i * K + j], ns[i * K + j], hit[i * K + j] = w, st, h
-        p, a = _alias([p / total for _, p in items] + [0.0] * (K - len(items)))
+        p, a = alias_table([p / total for _, p in items] + [0.0] * (K - len(items)))
         prob[i * K:(i + 1) * K] = p
         alias[i * K:(i + 1) * K] = i * K + a
     return SingleTable(K, prob, alias, nw, ns, hit, 2 * (t_w + 1))
@@ -167,7 +179,7 @@ def auto_hit_cdf(b, step_aside: bool) -> NDArray[np.float64]:
     return np.array([p0, p0 + p1])
 
 
-def _alias(p: list[float]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+def alias_table(p: list[float]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
     """Vose's alias table for probabilities ``p``: slot j keeps j with prob[j], else alias[j]."""
     K = len(p)
     scaled = [x * K for x in p]

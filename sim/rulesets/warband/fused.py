@@ -1,0 +1,68 @@
+"""``warband`` group kernel: the tables it reads, built once per process for each pair of profiles.
+
+``strike`` resolves one striker's batch on a target state code, ``joint`` serves
+both sides' one-attack batches in one call, ``pair`` and ``star`` play a whole
+isolated pair or two-leaf star in one draw (one attack a side). None of them
+depends on the counts, so the cache is keyed by the profiles without their
+names, counts, points and Leadership.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+from .stars import star_table
+from .strikes import CodeTable, PairTable, StrikeTable, code_table, pair_table, strike_table
+from .tables import WarbandUnit
+
+__all__ = ["GroupTables", "group_tables", "cached_group_tables"]
+
+
+@dataclass(frozen=True)
+class GroupTables:
+    """The group kernel's strike tables ``strike[striker side][0 later rounds, 1 round 1]`` and, when
+    both sides make one attack, its pair tables ``pair[0 later rounds, 1 round 1]``."""
+
+    strike: tuple[tuple[StrikeTable, StrikeTable], tuple[StrikeTable, StrikeTable]]
+    pair: tuple[PairTable, PairTable] | None
+    #: both sides' one-attack tables in one, by round kind [0 later rounds, 1 round 1]
+    joint: tuple[CodeTable | None, CodeTable | None] = (None, None)
+    #: star tables ``star[centre's side][round kind]`` (with the pair tables), else None
+    star: tuple | None = None
+    #: play the other stars centre first (see :func:`.phases.hub_phase`); False: striker by striker
+    hubs: bool = True
+
+
+#: Group tables by matchup content: they do not depend on the counts, so the equal-points copies of
+#: one pair of profiles (and repeated runs) build them once per process. Bounded, oldest dropped.
+_GROUP_CACHE: OrderedDict[tuple, GroupTables] = OrderedDict()
+_GROUP_CACHE_SIZE = 32
+
+
+def _profile(u: WarbandUnit) -> WarbandUnit:
+    """The fields the tables depend on (not the name, count, points or Leadership)."""
+    return replace(u, name="", count=1, points=None, ld=None)
+
+
+def group_tables(sides, blows) -> GroupTables:
+    """Strike and pair tables of the group kernel (re-engaging by a charge, both sides two or more)."""
+    strike = tuple(tuple(strike_table(b, sides[1 - k], b.n == 1) for b in blows[k]) for k in (0, 1))
+    pair = None
+    if all(b.n == 1 for pair_ in blows for b in pair_):
+        pair = tuple(pair_table(strike[0][r], strike[1][r]) for r in (0, 1))
+    joint = tuple(code_table((strike[0][r], strike[1][r])) for r in (0, 1))
+    star = None
+    if pair is not None:
+        star = tuple(tuple(star_table(strike[k][r], strike[1 - k][r]) for r in (0, 1)) for k in (0, 1))
+    return GroupTables(strike, pair, joint, star)
+
+
+def cached_group_tables(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, sides, blows) -> GroupTables:
+    """:func:`group_tables` through the per-process cache."""
+    key = (_profile(att), _profile(dfn), charging, fist_as_user)
+    tables = _GROUP_CACHE.pop(key, None) or group_tables(sides, blows)
+    _GROUP_CACHE[key] = tables                      # most recent last; the oldest is dropped
+    if len(_GROUP_CACHE) > _GROUP_CACHE_SIZE:
+        _GROUP_CACHE.popitem(last=False)
+    return tables
