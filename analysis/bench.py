@@ -63,8 +63,13 @@ def bench_ruleset(rs: Ruleset, *, seconds: float = 0.5, repeats: int = 3, d6_per
 
 
 def bench_matchup(rs: Ruleset, matchup: tuple, *, seconds: float, repeats: int, d6_per_second: float) -> dict[str, Any]:
-    """Rates for one matchup ``(attacker, defender, states, rounds)`` of the default roster."""
-    att, dfn, states, rounds = matchup
+    """Rates for one matchup ``(attacker, defender, states, rounds[, label])``.
+
+    Attacker and defender are names in the default roster or unit profiles; an
+    optional fifth item names the matchup in the output (sizes, budget).
+    """
+    att, dfn, states, rounds = matchup[:4]
+    label = matchup[4] if len(matchup) > 4 else None
     _, plan = sim.build_matchup(rs, att, dfn, states=states)
     root = root_sequence(12345)
     blocks = 4
@@ -83,7 +88,8 @@ def bench_matchup(rs: Ruleset, matchup: tuple, *, seconds: float, repeats: int, 
     k = _best_rate(kernel, seconds, repeats)
     r = _best_rate(reference, seconds / 2, repeats)
     return {
-        "matchup": f"{att} vs {dfn}" + (f" ({states})" if states else "") + f", rounds={rounds}",
+        "matchup": label or (f"{getattr(att, 'name', att)} vs {getattr(dfn, 'name', dfn)}"
+                             + (f" ({states})" if states else "") + f", rounds={rounds}"),
         "kernel_per_second": k,
         "reference_per_second": r,
         "speedup": k / r,
