@@ -89,15 +89,15 @@ class AliasRows:
     ----------
     width : int
         Slots per row: the largest number of possible outcomes of any row.
-    prob : ndarray of float64, shape (rows * width,)
-    main, alias : ndarray, shape (rows * width,)
-        The value of slot ``j`` of row ``r``, and the value of its alias.
+    threshold : ndarray of float64, shape (rows * width,)
+        Slot ``j`` of row ``r`` is kept when ``width * u < j + prob`` (else its alias).
+    pick : ndarray, shape (2 * rows * width,)
+        Interleaved: the value of each slot, then the value of its alias.
     """
 
     width: int
-    prob: NDArray[np.float64]
-    main: NDArray[np.integer]
-    alias: NDArray[np.integer]
+    threshold: NDArray[np.float64]
+    pick: NDArray[np.integer]
 
     @classmethod
     def build(cls, P: NDArray[np.float64], values: NDArray[np.integer] | None = None,
@@ -112,17 +112,27 @@ class AliasRows:
         Q = np.take_along_axis(P, order, axis=1)
         prob, alias = alias_tables(Q)
         vals = values[order]
-        main = vals.ravel().astype(dtype)
-        alt = np.take_along_axis(vals, alias.reshape(S, width), axis=1).ravel().astype(dtype)
-        return cls(width, prob, main, alt)
+        pick = np.empty((S * width, 2), dtype)
+        pick[:, 0] = vals.ravel()
+        pick[:, 1] = np.take_along_axis(vals, alias.reshape(S, width), axis=1).ravel()
+        threshold = prob + np.tile(np.arange(width), S)
+        return cls(width, threshold, pick.ravel())
+
+    def slot(self, rows: NDArray[np.integer], rng: np.random.Generator) -> NDArray[np.intp]:
+        """One draw per entry of ``rows`` (any shape), one uniform each: the index into ``pick``."""
+        x = rng.random(np.shape(rows))
+        x *= self.width
+        k = np.asarray(rows, np.intp) * self.width
+        k += x.astype(np.intp)
+        alt = x >= np.take(self.threshold, k)
+        k *= 2
+        k += alt
+        return k
 
     def sample(self, rows: NDArray[np.integer], rng: np.random.Generator) -> NDArray[np.integer]:
         """One outcome value per entry of ``rows`` (any shape), one uniform each."""
-        x = rng.random(np.shape(rows)) * self.width
-        j = x.astype(np.int64)
-        k = rows * self.width + j
-        return np.where(x - j < self.prob[k], self.main[k], self.alias[k])
+        return np.take(self.pick, self.slot(rows, rng))
 
     @property
     def nbytes(self) -> int:
-        return self.prob.nbytes + self.main.nbytes + self.alias.nbytes
+        return self.threshold.nbytes + self.pick.nbytes
