@@ -415,8 +415,8 @@ def test_group_kernel_assigns_hits_to_the_weakest_first(hits, after):
     tables = _duel_tables.build_tables(plan)
     w = np.array([[2, 1, 2]], np.int16)
     key = (np.arange(3, dtype=np.int16) << _duel_tables.IDX_SHIFT) + w
-    _duel_fast._assign(plan, tables, 0, key, w, np.ones((1, 3), bool), np.array([hits]), np.array([3]),
-                       np.random.default_rng(0))
+    # three defenders in combat 0 (no pairs beyond it): all are members
+    _duel_fast._assign(plan, tables, 0, key, np.array([1]), np.array([hits]), np.array([3]), np.random.default_rng(0))
     assert tuple(key[0] & _duel_tables.WOUNDS) == after
     assert tuple((key[0] & _duel_tables.DEAD) > 0) == tuple(v == 0 for v in after)
 
