@@ -21,10 +21,15 @@ phase is:
   weakest models first (a sort of the members), and the surviving damaged model's
   blocked-yard hits (one uniform).
 
-Fights that are over leave the working set every phase, so late phases cost only
-what is left. Memory per block is a few arrays of (trials x models) small
-integers and one of (trials x pairs) uniforms: about 25 MB for 65,536 trials of
-20 against 20; the tables are O(wounds^2 x models).
+At most ``CHUNK`` fights are in flight: finished fights leave the working set
+every phase and fresh ones join it in batches, so the arrays stay in cache and a
+block's long tail costs no phases of its own. Memory per block is therefore
+bounded whatever its size: the results (a few ``int64`` per trial) plus about
+10 MB of working arrays for 20 against 20; the tables are O(wounds^2 x models)
+(under 15 MB at 20 models of 20 wounds a side).
+
+Hot-path arithmetic avoids ``np.where`` and row reductions on 2-D arrays (masks,
+products and float32 matrix products, exact for these small integers).
 
 Used for the default ``fewest_wounds`` assignment; ``spread`` in a ganged combat
 (hit by hit, deaths redirecting hits) runs in :mod:`._duel_kernel`.
