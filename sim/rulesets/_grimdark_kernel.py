@@ -4,8 +4,8 @@ A side's state is its wounds lost ``L`` per trial (see :mod:`._grimdark_plan`).
 In each step every pool of identical attacks draws its unsaved wounds with one
 uniform from the alias rows of ``min(Binomial(attacks, p[target]), W)`` (or one
 ``rng.binomial`` when the pool is too large for a table), then the wounds are
-applied in the spec's order. Fights that are over leave the working set, so late
-rounds cost only the fights still going.
+applied in the spec's order. Fights that are over leave the working set (in
+batches), so late rounds cost only the fights still going.
 
 Memory per block is a handful of ``int64`` arrays of the block's length (the
 state, one draw per pool of the step) whatever the squads' sizes; the plan's
@@ -28,9 +28,14 @@ def simulate_pools(plan: GrimdarkPlan, n: int, rng: np.random.Generator, limit: 
     W = (sa.wounds, sd.wounds)
     La = np.zeros(n, np.int64)
     Ld = np.zeros(n, np.int64)
-    n_rounds = np.full(n, limit, np.int64)
+    n_rounds = np.zeros(n, np.int64)
     idx = np.arange(n)
     la, ld = La.copy(), Ld.copy()
+    # A fight that is over is stationary (a wiped-out side makes no attacks and the other
+    # cannot lose more than all), so it may stay in the working set for a while: the set is
+    # compacted once a quarter of it is over. ``fought`` counts the rounds each trial ended
+    # still going: it fought ``fought + 1`` rounds.
+    fought = np.zeros(n, np.int64)
     for r in range(1, limit + 1):
         steps = plan.steps_first if r == 1 else plan.steps_later
         start = (la, ld)
@@ -45,17 +50,20 @@ def simulate_pools(plan: GrimdarkPlan, n: int, rng: np.random.Generator, limit: 
                 if received[k]:
                     state[k] = _apply(received[k], state[k], W[k])
         la, ld = state
-        going = (la < W[0]) & (ld < W[1])
-        if going.all():
-            continue
-        over = ~going
-        ended = idx[over]
-        La[ended], Ld[ended], n_rounds[ended] = la[over], ld[over], r
-        idx, la, ld = idx[going], la[going], ld[going]
-        if not idx.size:
+        if r == limit:
             break
-    La[idx], Ld[idx] = la, ld
-    return La, Ld, n_rounds
+        going = (la < W[0]) & (ld < W[1])
+        n_going = int(np.count_nonzero(going))
+        if n_going == 0:
+            break
+        fought += going
+        if 4 * (len(la) - n_going) > len(la):
+            over = ~going
+            ended = idx[over]
+            La[ended], Ld[ended], n_rounds[ended] = la[over], ld[over], fought[over]
+            idx, la, ld, fought = idx[going], la[going], ld[going], fought[going]
+    La[idx], Ld[idx], n_rounds[idx] = la, ld, fought
+    return La, Ld, n_rounds + 1
 
 
 def _draw(plan: GrimdarkPlan, pool: Pool, now: tuple[np.ndarray, np.ndarray], start_own: np.ndarray,
