@@ -64,10 +64,15 @@ def bench_ruleset(rs: Ruleset, *, seconds: float = 0.5, repeats: int = 3, d6_per
 
 
 def bench_matchup(rs: Ruleset, matchup: tuple, *, seconds: float, repeats: int, d6_per_second: float) -> dict[str, Any]:
-    """Rates for one matchup ``(attacker, defender, states, rounds[, label])``: unit names of the default
-    roster (or unit profiles); ``label``, if given, is the entry's ``matchup`` name."""
-    att, dfn, states, rounds, *label = matchup
-    _, plan = sim.build_matchup(rs, att, dfn, states=states)
+    """Rates for one matchup ``(attacker, defender, states, rounds[, label])``.
+
+    Attacker and defender are names in the default roster or unit profiles; an
+    optional fifth item names the matchup in the output (sizes, budget).
+    """
+    att, dfn, states, rounds = matchup[:4]
+    label = matchup[4] if len(matchup) > 4 else None
+    # the matchup says its sizes: a roster's budget must not turn it into an equal-points fight
+    _, plan = sim.build_matchup(rs, att, dfn, states=states, budget="none")
     root = root_sequence(12345)
     blocks = 4
 
@@ -85,7 +90,8 @@ def bench_matchup(rs: Ruleset, matchup: tuple, *, seconds: float, repeats: int, 
     k = _best_rate(kernel, seconds, repeats)
     r = _best_rate(reference, seconds / 2, repeats)
     return {
-        "matchup": label[0] if label else f"{att} vs {dfn}" + (f" ({states})" if states else "") + f", rounds={rounds}",
+        "matchup": label or (f"{getattr(att, 'name', att)} vs {getattr(dfn, 'name', dfn)}"
+                             + (f" ({states})" if states else "") + f", rounds={rounds}"),
         "kernel_per_second": k,
         "reference_per_second": r,
         "speedup": k / r,

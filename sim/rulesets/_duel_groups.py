@@ -27,7 +27,7 @@ MAX_STATES = 2_000
 MAX_ENTRIES = 200_000
 #: Budget of elementary steps (distribution entries combined) before giving up, so that
 #: preparing a large matchup costs a fraction of a second before the general kernel takes it.
-MAX_WORK = 150_000
+MAX_WORK = 40_000
 #: Largest number of models in one combat for which ``spread`` is enumerated hit by hit.
 MAX_SPREAD_MEMBERS = 6
 

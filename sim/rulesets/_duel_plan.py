@@ -88,7 +88,9 @@ class DuelPlan:
     toughness_die : str
         ``d6`` or ``2d6``.
     chain : object or None
-        Precomputed one-model-a-side Markov tables (the fast kernel), if small enough.
+        Precomputed Markov-chain alias tables (the fastest kernel), if small enough.
+    tables : object or None
+        Exact per-combat outcome tables of the group kernel (``_duel_tables.DuelTables``).
     """
 
     matchup: Matchup
@@ -100,6 +102,7 @@ class DuelPlan:
     assignment: str
     toughness_die: str
     chain: Any = None
+    tables: Any = None
 
     @property
     def start_wounds(self) -> tuple[int, int]:

@@ -6,7 +6,7 @@ chain on ``(La, Ld)``. A step's transition row from ``(La, Ld)`` is the product
 of two independent distributions (what the attacker's pools do to the defender,
 and the reverse), each a fold of binomials of unsaved wounds through the same
 application rule as the binomial kernel (``min(L + u, W)`` or the instant-death
-table). A round is the product of its step matrices. The kernel then moves each
+wound map). A round is the product of its step matrices. The kernel then moves each
 trial one round with one uniform through Walker's alias table of its row, which
 is exact and costs a few array operations per trial and round.
 """
@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["MAX_STATES", "ChainTables", "chain_tables", "round_matrix", "sample_rows", "alias_sample", "count_tables"]
+from ._alias import alias_sample, alias_tables
+
+__all__ = ["MAX_STATES", "ChainTables", "chain_tables", "round_matrix", "sample_rows"]
 
 #: Largest (Wa + 1) * (Wd + 1) handled by the chain (building costs O(states^2)).
 MAX_STATES = 700
@@ -62,13 +64,12 @@ def _received(plan, step, k: int, l_self: int, l_enemy: int) -> NDArray[np.float
     for pool in step:
         if pool.side != 1 - k:
             continue
-        n = int(enemy.alive[pool.group][l_enemy]) * pool.per_model
+        n = int(pool.attacks[l_enemy])
         pmf = _binom_pmf(n, float(pool.p[side.front[l_self]]))
         u = np.minimum(np.arange(n + 1), W)
         new = np.zeros(W + 1)
         for l in np.flatnonzero(dist):
-            to = np.minimum(l + u, W) if pool.apply is None else pool.apply[l, u]
-            np.add.at(new, to, dist[l] * pmf)
+            np.add.at(new, pool.apply(np.full(n + 1, l), u, W), dist[l] * pmf)
         dist = new
     return dist
 
@@ -92,49 +93,6 @@ def round_matrix(plan, first: bool) -> NDArray[np.float64]:
     return R
 
 
-def _alias(P: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Walker/Vose alias tables of every row of ``P`` at once (rows renormalised).
-
-    Vose's pairing of one "small" column (q < 1) with one "large" column per row
-    and iteration, vectorised across rows: each iteration settles one small
-    column in every row that still has one, so at most K iterations.
-    """
-    S, K = P.shape
-    q = P * (K / P.sum(axis=1, keepdims=True))
-    prob = np.ones((S, K))
-    alias = np.tile(np.arange(K), (S, 1))
-    rows = np.arange(S)
-    is_small = q < 1.0
-    # per-row stacks of small and large columns (small ones first in a stable order)
-    order = np.argsort(~is_small, axis=1, kind="stable")
-    n_small = is_small.sum(axis=1)
-    small = np.where(np.arange(K) < n_small[:, None], order, 0)
-    large = np.zeros((S, K), np.int64)
-    n_large = K - n_small
-    for r in range(S):  # the large columns of each row, in a stack of their own
-        large[r, :n_large[r]] = order[r, n_small[r]:]
-    while True:
-        act = rows[(n_small > 0) & (n_large > 0)]
-        if not act.size:
-            break
-        n_small[act] -= 1
-        n_large[act] -= 1
-        sm = small[act, n_small[act]]
-        lg = large[act, n_large[act]]
-        prob[act, sm] = q[act, sm]
-        alias[act, sm] = lg
-        q[act, lg] -= 1.0 - q[act, sm]
-        now_small = q[act, lg] < 1.0
-        a1, l1 = act[now_small], lg[now_small]
-        small[a1, n_small[a1]] = l1
-        n_small[a1] += 1
-        a2, l2 = act[~now_small], lg[~now_small]
-        large[a2, n_large[a2]] = l2
-        n_large[a2] += 1
-    # columns left on either stack hold (up to rounding) exactly 1: certain
-    return prob.ravel(), alias.ravel()
-
-
 def chain_tables(plan) -> ChainTables | None:
     """The fast path's tables, or None when it does not apply (engagement limits, too many states)."""
     sa, sd = plan.sides
@@ -143,43 +101,12 @@ def chain_tables(plan) -> ChainTables | None:
     na, nd = sa.wounds + 1, sd.wounds + 1
     if na * nd > MAX_STATES:
         return None
-    pf, af = _alias(round_matrix(plan, True))
-    pl, al = _alias(round_matrix(plan, False))
+    pf, af = alias_tables(round_matrix(plan, True))
+    pl, al = alias_tables(round_matrix(plan, False))
     return ChainTables(na * nd, nd, pf, af, pl, al)
-
-
-def alias_sample(prob: NDArray[np.float64], alias: NDArray[np.int64], width: int, rows: NDArray[np.int64],
-                 rng: np.random.Generator) -> NDArray[np.int64]:
-    """One draw per entry of ``rows`` from the alias tables (flattened, ``width`` columns a row).
-
-    One uniform each, split into a column (integer part) and an acceptance level
-    (fractional part).
-    """
-    x = rng.random(len(rows)) * width
-    j = x.astype(np.int64)  # < width: u <= 1 - 2**-53 and width * u never rounds up to width
-    k = rows * width + j
-    return np.where(x - j < prob[k], j, alias[k])
 
 
 def sample_rows(tables: ChainTables, first: bool, state: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
     """Next state of every trial from the round's transition rows."""
     prob, alias = (tables.prob_first, tables.alias_first) if first else (tables.prob_later, tables.alias_later)
     return alias_sample(prob, alias, tables.n_states, state, rng)
-
-
-def count_tables(n_models: int, per_model: int, p: NDArray[np.float64],
-                 wounds: int) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Alias tables of unsaved wounds, capped at ``wounds``, for row ``models * len(p) + target``.
-
-    Row ``(m, g)``: Binomial(m * per_model, p[g]) with the mass above ``wounds``
-    lumped onto ``wounds`` (more is never applied: the squad is gone).
-    """
-    P = np.zeros(((n_models + 1) * len(p), wounds + 1))
-    for m in range(n_models + 1):
-        for g, pg in enumerate(p):
-            pmf = _binom_pmf(m * per_model, float(pg))
-            row = P[m * len(p) + g]
-            k = min(len(pmf), wounds + 1)
-            row[:k] = pmf[:k]
-            row[wounds] += pmf[wounds + 1:].sum()
-    return _alias(P)

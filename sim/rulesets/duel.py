@@ -30,13 +30,16 @@ Interpretations in detail (all described in ``docs/rules/duel.md``; each a defau
 - ``toughness_die = "2d6"``: pass on a total <= T - S, a double six always fails.
 
 Modules: ``_duel_units`` (profiles and validation), ``_duel_plan`` (shared numbers
-and outcome assembly), ``_duel_reference`` (the scalar reference), ``_duel_kernel``
-(the general vectorised kernel), ``_duel_chain`` (the exact Markov-chain kernel, one
-model a side) and ``_duel_groups`` (the same chain for small groups).
+and outcome assembly), ``_duel_reference`` (the scalar reference), ``_duel_chain``
+(the exact Markov-chain kernel, one model a side), ``_duel_groups`` (the same chain
+for small groups), ``_duel_tables`` and ``_duel_fast`` (the group kernel: every
+combat of a phase drawn whole from exact per-combat tables; up to 20 models a side)
+and ``_duel_kernel`` (the general kernel, for ``spread`` assignment with ganging).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -49,10 +52,12 @@ from ..outcomes import Outcomes, TrialOutcome
 from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
 from ..schema import Field, StateField
 from ._duel_chain import build_chain, simulate_chain
+from ._duel_fast import simulate_fast
 from ._duel_groups import build_group_chain
 from ._duel_kernel import simulate_general
 from ._duel_plan import DuelPlan, SideSpec, check_pass_probability
 from ._duel_reference import resolve_fight
+from ._duel_tables import build_tables
 from ._duel_units import (UNIT_FIELDS, DuelUnit, Weapon, apply_overrides, parse_duel_unit, rows_to_mappings,
                           unit_row, unit_to_dict)
 
@@ -167,15 +172,20 @@ class Duel(Ruleset):
         else:
             chain = build_group_chain(plan)
         if chain is not None:
-            plan = DuelPlan(plan.matchup, plan.sides, plan.instant, plan.p_fail, plan.check_target,
-                            plan.initiative, plan.assignment, plan.toughness_die, chain)
+            return dataclasses.replace(plan, chain=chain)
+        one_each = plan.sides[0].count == 1 and plan.sides[1].count == 1
+        if plan.assignment == "fewest_wounds" or one_each:  # ``spread`` only matters when models gang up
+            plan = dataclasses.replace(plan, tables=build_tables(plan))
         return plan
 
     # ---------------------------------------------------------------- kernel
     def simulate(self, plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
-        """``n`` fights: the exact Markov-chain kernel when it was built (small matchups), else the general one."""
+        """``n`` fights: the exact Markov chain when it was built (small matchups), else the group kernel
+        (whole combats from exact tables), else (``spread`` with ganging) the general one."""
         if plan.chain is not None:
             return simulate_chain(plan, n, rng, rounds, max_rounds)
+        if plan.tables is not None:
+            return simulate_fast(plan, plan.tables, n, rng, rounds, max_rounds)
         return simulate_general(plan, n, rng, rounds, max_rounds)
 
     # ------------------------------------------------------------- reference
@@ -184,6 +194,19 @@ class Duel(Ruleset):
 
     def bench_matchup(self) -> tuple[str, str, dict[str, dict[str, Any]], Rounds]:
         return "Duellist", "Reaver", {}, END
+
+    def bench_extra_matchups(self):
+        """Issue 14's group fights: the standard matchup with 10 and 20 models a side."""
+        return tuple(group_matchup(n) for n in (10, 20))
+
+
+def group_matchup(n: int) -> tuple:
+    """The benchmark's Duellist against Reaver with ``n`` models a side (``count`` multiplied)."""
+    from ..roster import default_roster  # the roster module imports the registry, which imports this one
+
+    ros = default_roster("duel")
+    att, dfn = (dataclasses.replace(ros.unit(name), name=f"{name} x{n}", count=n) for name in ("Duellist", "Reaver"))
+    return att, dfn, {}, END, f"{n} v {n}: {att.name} vs {dfn.name}, rounds=end"
 
 
 RULESET = Duel()

@@ -14,11 +14,18 @@ Kernel: a side's state is its wounds lost ``L`` per trial (see
 and rolled against one target profile, so the unsaved wounds are
 ``Binomial(attacks, p_hit * p_wound * p_fail_save)`` (three binomial thinnings
 compose into one), drawn with one uniform through alias tables of that binomial
-per (striking models, target group), capped at the enemy's wounds; applying
-them is ``min(L + u, W)``, or a table lookup when instant death can skip the
-rest of a model's wounds. When every model is engaged (the default) and the
-state space is small, a whole round is one draw from its exact transition
-distribution instead (:mod:`._grimdark_chain`).
+per (attacks, target profile), capped at the enemy's wounds; applying them is
+``min(L + u, W)``, or two look-ups when instant death can skip the rest of a
+model's wounds. Groups of one profile strike as one pool (a big equal-points
+squad costs what its profiles cost, not its groups), and fights that are over
+leave the working set (:mod:`._grimdark_kernel`). When every model is engaged
+(the default) and the state space is small, a whole round is one draw from its
+exact transition distribution instead (:mod:`._grimdark_chain`).
+
+Limits: at most 500 models and 50 groups a side (a 2,000-point budget of any
+shipped squad fits). Memory per 65,536-trial block stays under ~150 MB at those
+sizes (a few arrays of the block's length; lookup tables O(wounds), count tables
+at most ``MAX_COUNT_ENTRIES`` slots per pool).
 
 Per-fight changes (``--set``): ``attacker.ws=5`` changes that field in every
 group of the squad, ``attacker.2.ws=5`` in group 2 only (groups numbered from 1
@@ -45,6 +52,7 @@ Interpretations where the spec is silent:
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
@@ -57,8 +65,9 @@ from ..errors import MatchupError, Where
 from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
 from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
 from ..schema import Field, StateField
-from ._grimdark_chain import ChainTables, alias_sample, chain_tables, sample_rows
-from ._grimdark_plan import GrimdarkPlan, build_plan
+from ._grimdark_chain import ChainTables, chain_tables, sample_rows
+from ._grimdark_kernel import simulate_pools
+from ._grimdark_plan import MAX_GROUPS, MAX_MODELS, GrimdarkPlan, build_plan
 from ._grimdark_reference import SURVIVED, WIPED_OUT, resolve_fight
 from ._grimdark_units import (UNIT_FIELDS, Squad, parse_squad, squad_rows, squad_to_dict, squad_with_overrides,
                               squads_from_rows)
@@ -66,9 +75,9 @@ from ._grimdark_units import (UNIT_FIELDS, Squad, parse_squad, squad_rows, squad
 __all__ = ["Grimdark", "RULESET"]
 
 
-#: Per-side limits of an equal-points fight (copies of a squad fielded together).
-MAX_FIELDED_MODELS = 400
-MAX_FIELDED_GROUPS = 40
+#: Per-side limits of an equal-points fight (copies of a squad fielded together): the plan's own limits.
+MAX_FIELDED_MODELS = MAX_MODELS
+MAX_FIELDED_GROUPS = MAX_GROUPS
 
 class Grimdark(Ruleset):
     """Squad against squad: strike steps by cover, Initiative and power fists; casualties after each step.
@@ -94,7 +103,7 @@ class Grimdark(Ruleset):
         StateField(Field("in_cover", "bool", "defending in cover: strikes first in round 1", default=False),
                    sides=("defender",)),
         StateField(Field("engaged", "int", "models in base contact at the start of each round (-1 = all); "
-                                           "the rest make 1 plain attack", lo=-1, hi=100, default=-1)),
+                                           "the rest make 1 plain attack", lo=-1, hi=500, default=-1)),
     )
     option_fields = (
         Field("instant_death", "bool", "a wound with S >= 2T kills a multi-wound model outright", default=True),
@@ -150,60 +159,7 @@ class Grimdark(Ruleset):
         tables = _chain(plan) if plan.fast else None
         if tables is not None:
             return self._simulate_chain(plan, tables, n, rng, rounds, limit)
-        return self._simulate_pools(plan, n, rng, rounds, limit)
-
-    def _simulate_pools(self, plan: GrimdarkPlan, n: int, rng: np.random.Generator, rounds: Rounds,
-                        limit: int) -> Outcomes:
-        """The general path: strike step by strike step, one count per pool and trial."""
-        sa, sd = plan.sides
-        Wa, Wd = sa.wounds, sd.wounds
-        La = np.zeros(n, np.int64)
-        Ld = np.zeros(n, np.int64)
-        n_rounds = np.full(n, limit, np.int64)
-        idx = np.arange(n)
-        la, ld = La.copy(), Ld.copy()
-        W = (Wa, Wd)
-        for r in range(1, limit + 1):
-            steps = plan.steps_first if r == 1 else plan.steps_later
-            start = (la, ld)
-            state = [la, ld]
-            for step in steps:
-                now = (state[0], state[1])
-                received: list[list[tuple[np.ndarray, Any]]] = [[], []]
-                for pool in step:
-                    k = pool.side
-                    side = plan.sides[k]
-                    # unsaved wounds ~ Binomial(models x attacks, p[target group]), capped at
-                    # the enemy's wounds, drawn through the pool's alias tables
-                    row = _strikers(side, pool, now[k], start[k])
-                    if len(pool.p) > 1:
-                        row = row * len(pool.p) + plan.sides[1 - k].front[now[1 - k]]
-                    u = alias_sample(pool.count_prob, pool.count_alias, W[1 - k] + 1, row, rng)
-                    received[1 - k].append((u, pool.apply))
-                for k in (0, 1):
-                    if not received[k]:
-                        continue
-                    L = state[k]
-                    if all(t is None for _, t in received[k]):
-                        total = received[k][0][0]
-                        for u, _ in received[k][1:]:
-                            total = total + u
-                        L = np.minimum(L + total, W[k])
-                    else:
-                        for u, table in received[k]:
-                            L = np.minimum(L + u, W[k]) if table is None else table[L, u]
-                    state[k] = L
-            la, ld = state
-            going = (la < Wa) & (ld < Wd)
-            if going.all():
-                continue
-            over = ~going
-            ended = idx[over]
-            La[ended], Ld[ended], n_rounds[ended] = la[over], ld[over], r
-            idx, la, ld = idx[going], la[going], ld[going]
-            if not idx.size:
-                break
-        La[idx], Ld[idx] = la, ld
+        La, Ld, n_rounds = simulate_pools(plan, n, rng, limit)
         return self._outcomes(plan, La, Ld, n_rounds, rounds)
 
     def _simulate_chain(self, plan: GrimdarkPlan, tables: ChainTables, n: int, rng: np.random.Generator,
@@ -260,8 +216,28 @@ class Grimdark(Ruleset):
         return "Troopers", "Troopers", {}, END
 
     def bench_extra_matchups(self):
-        # issue 3's second goal: a mixed 5-model squad with a power-fist sergeant against 10 models
-        return (("Assault squad", "Troopers", {}, END),)
+        """Issue 3's mixed squad against ten models; issue 14's equal-points fight at a 2,000-point budget."""
+        return (("Assault squad", "Troopers", {}, END), budget_matchup(2000))
+
+
+def budget_matchup(budget: int) -> tuple:
+    """The shipped roster's cheapest squad against its dearest, each fielded ``budget // points`` times.
+
+    A squad's k copies are its model groups repeated k times in listed order (the
+    equal-points rule), built here for the benchmark.
+    """
+    from ..roster import default_roster  # the roster module imports the registry, which imports this one
+
+    squads = [u for u in default_roster("grimdark").units.values() if u.points]
+    cheap = min(squads, key=lambda u: (u.points, u.name))
+    dear = max(squads, key=lambda u: (u.points, u.name))
+    sides = []
+    for u in (cheap, dear):
+        k = max(1, int(budget // u.points))
+        sides.append(dataclasses.replace(u, name=f"{u.name} x{k}", groups=u.groups * k, points=u.points * k))
+    label = (f"budget {budget}: {sides[0].name} ({sides[0].models} models) vs {sides[1].name} "
+             f"({sides[1].models} models), rounds=end")
+    return sides[0], sides[1], {}, END, label
 
 
 #: Chain tables by matchup content, so that the plan copies a worker unpickles for
@@ -285,19 +261,6 @@ def _chain(plan: GrimdarkPlan) -> ChainTables | None:
                 _CHAIN_CACHE.popitem(last=False)
         plan.cache["chain"] = _CHAIN_CACHE[key]
     return plan.cache["chain"]
-
-
-def _strikers(side, pool, L: np.ndarray, L0: np.ndarray) -> np.ndarray:
-    """Models of ``pool`` alive at ``L`` (wounds lost now), given the engagement fixed at ``L0`` (round start)."""
-    g = pool.group
-    if side.all_engaged:
-        return side.alive[g][L]
-    b0, b1 = int(side.bounds[g]), int(side.bounds[g + 1])
-    d = side.dead[L]
-    cut = side.dead[L0] + side.engaged
-    if pool.engaged:
-        return np.maximum(np.minimum(cut, b1) - np.maximum(d, b0), 0)
-    return np.maximum(b1 - np.maximum(np.maximum(d, b0), cut), 0)
 
 
 RULESET = Grimdark()

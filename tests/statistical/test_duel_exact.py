@@ -21,6 +21,7 @@ import sim
 from sim.dice import RandomDice
 from sim.errors import Where
 from sim.outcomes import Outcomes
+from sim.rulesets._duel_tables import build_tables
 from sim.rulesets.duel import RULESET
 from tests.helpers import assert_distribution, assert_mean, assert_proportion, assert_same_distribution
 
@@ -44,8 +45,12 @@ def plan_of(a, d, states=None, options=None):
 
 
 def kernels(plan):
-    """The kernels that can run this plan: the Markov chain (when small enough) and always the general one."""
-    out = [("general", dataclasses.replace(plan, chain=None))]
+    """The kernels that can run this plan: always the general one, the group kernel (exact per-combat
+    tables) unless ``spread`` assignment meets ganging, and the Markov chain when small enough."""
+    out = [("general", dataclasses.replace(plan, chain=None, tables=None))]
+    one_each = plan.sides[0].count == 1 and plan.sides[1].count == 1
+    if plan.assignment == "fewest_wounds" or one_each:
+        out.append(("groups", dataclasses.replace(plan, chain=None, tables=build_tables(plan))))
     if plan.chain is not None:
         out.append(("chain", plan))
     return out
@@ -383,3 +388,79 @@ def test_ganged_fight_to_the_end_matches_markov_chain(count_a, count_d, ws_a, ws
         if instant_a:  # every defender loss is a misting
             assert np.array_equal(hist(out, out.extras["misted_defender"]),
                                   hist(out, out.extras["models_lost_defender"]))
+
+
+# ------------------------------------- group kernel against the exact group chain
+def group_chain_final(plan, rounds, max_rounds=50):
+    """Exact distribution of (final state, phases fought) from the group chain's one-phase transitions.
+
+    States are (attacker wounds standing, defender wounds standing, misted A, misted D), built
+    with ``_duel_groups._Builder.phase`` (combat by combat from the spec's procedure), independently
+    of the group kernel's tables.
+    """
+    from sim.rulesets import _duel_groups
+    b = _duel_groups._Builder(plan)
+    start = (tuple([plan.sides[0].wounds] * plan.sides[0].count), tuple([plan.sides[1].wounds] * plan.sides[1].count),
+             0, 0)
+    dist = {start: 1.0}
+    final = {}
+    limit = max_rounds if rounds == "end" else rounds
+    for r in range(1, limit + 1):
+        nxt = {}
+        for (a, d, ma, md), p in dist.items():
+            for (wa, wd, xa, xd), q in b.phase(a, d).items():
+                key = (wa, wd, ma + xa, md + xd)
+                nxt[key] = nxt.get(key, 0.0) + p * q
+        dist = {}
+        for s, p in nxt.items():
+            if not s[0] or not s[1] or r == limit:
+                final[(s, r)] = final.get((s, r), 0.0) + p
+            else:
+                dist[s] = p
+        if not dist:
+            break
+    return final
+
+
+GROUP_CASES = [
+    # attacker, defender, states, options, rounds
+    (unit("A", count=4, wounds=2, toughness=4, ws=3, weapon=(3, 1)),
+     unit("D", count=3, wounds=3, toughness=5, ws=4, weapon=(4, 2)),
+     {"defender": {"space": 1}, "attacker": {"space": 0}}, {}, "end"),
+    (unit("A", count=3, wounds=2, toughness=4, weapon=(2, 1), second=(2, 1)),
+     unit("D", count=5, wounds=1, toughness=3, weapon=(5, 1)), {}, {}, "end"),
+    (unit("A", count=2, wounds=3, toughness=6, ws=4, weapon=(4, 1), second=(4, 1)),
+     unit("D", count=4, wounds=2, toughness=5, ws=4, weapon=(3, 1)),
+     {"defender": {"prone": True}}, {"toughness_die": "2d6", "dual_wield": "both"}, 3),
+    (unit("A", count=5, wounds=1, toughness=3, ws=2, weapon=(2, 1)),
+     unit("D", count=2, wounds=4, toughness=5, ws=3, weapon=(3, 2)), {"defender": {"space": 2}}, {}, "end"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(GROUP_CASES)))
+def test_group_kernel_matches_the_exact_group_chain(case, monkeypatch):
+    from sim.rulesets import _duel_groups
+    monkeypatch.setattr(_duel_groups, "MAX_WORK", 10 ** 9)
+    monkeypatch.setattr(_duel_groups, "MAX_ENTRIES", 10 ** 9)
+    a, d, states, options, rounds = GROUP_CASES[case]
+    plan = plan_of(a, d, states=states, options=options)
+    final = group_chain_final(plan, rounds)
+    na, nd = a.count, d.count
+    fast = dataclasses.replace(plan, chain=None, tables=build_tables(plan))
+    out = RULESET.simulate(fast, N_KERNEL, np.random.default_rng(40 + case), rounds, 50)
+    lost = np.zeros((na + 1) * (nd + 1))
+    dmg = np.zeros((plan.start_wounds[0] + 1) * (plan.start_wounds[1] + 1))
+    rnd = np.zeros(52)
+    mist = np.zeros((na + 1) * (nd + 1))
+    for ((wa, wd, ma, md), r), p in final.items():
+        lost[(na - len(wa)) * (nd + 1) + nd - len(wd)] += p
+        dmg[(plan.start_wounds[0] - sum(wa)) * (plan.start_wounds[1] + 1) + plan.start_wounds[1] - sum(wd)] += p
+        rnd[r] += p
+        mist[ma * (nd + 1) + md] += p
+    code_lost = out.extras["models_lost_attacker"] * (nd + 1) + out.extras["models_lost_defender"]
+    assert_distribution(hist(out, code_lost), lost, what=f"case {case}: models lost")
+    code_dmg = out.damage_to_attacker * (plan.start_wounds[1] + 1) + out.damage_to_defender
+    assert_distribution(hist(out, code_dmg), dmg, what=f"case {case}: wounds lost")
+    assert_distribution(hist(out, out.rounds), rnd, what=f"case {case}: phases")
+    code_mist = out.extras["misted_attacker"] * (nd + 1) + out.extras["misted_defender"]
+    assert_distribution(hist(out, code_mist), mist, what=f"case {case}: misted")

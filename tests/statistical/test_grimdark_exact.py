@@ -300,3 +300,85 @@ def test_kernel_matches_reference_in_distribution(case):
             assert_same_distribution(np.bincount(ker.extras[name]), np.bincount(ref.extras[name]),
                                      what=f"case {case} fast={fast} {name}")
         assert ker.capped.sum() == 0 or rounds == "end"
+
+
+# ------------------------------------------- many groups (equal-points copies)
+def test_many_groups_to_the_end_markov_chain():
+    # Issue 14: a squad's copies are its groups repeated, and the kernel merges them into pools.
+    # Attackers: [A, B] x 4 in casualty order, one model each, I4, charging:
+    #   A: WS3 S3 T3 W1 A1 Sv5+; B: WS4 S4 T3 W2 A1 Sv4+.
+    # Defenders: [g1, g2] x 3, one model each, WS3 T3 I3 W1 Sv5+: g1 S4 A2, g2 S6 A1.
+    # Attacks on the defenders (WS3, T3, Sv5+): A hit 4+, wound 4+, save fails 4/6 -> 1/6;
+    #   B hit 3+, wound 3+ -> 2/3 * 2/3 * 2/3 = 8/27.
+    # Attacks on the attackers' front model: g1 (S4) vs A: 1/2 * 2/3 (3+) * 2/3 = 2/9, vs B (WS4: 4+,
+    #   Sv4+): 1/2 * 2/3 * 1/2 = 1/6; g2 (S6) vs A: 1/2 * 5/6 * 2/3 = 5/18, vs B: 1/2 * 5/6 * 1/2 = 5/24,
+    #   and S6 >= 2 x T3 kills a B (W2) outright. In the defenders' step the groups' wounds land in
+    #   listed order (g1, g2, g1, ...), each against the profile in front at the start of the step.
+    copies_a, copies_d = 4, 3
+    att_profiles = ["A", "B"] * copies_a
+    att_w = {"A": 1, "B": 2}
+    p_att = {"A": F(1, 6), "B": F(8, 27)}
+    p_def = {("g1", "A"): F(2, 9), ("g1", "B"): F(1, 6), ("g2", "A"): F(5, 18), ("g2", "B"): F(5, 24)}
+    def_groups = ["g1", "g2"] * copies_d
+    def_attacks = {"g1": 2, "g2": 1}
+
+    def take_wound(s, strength):
+        k, j = s  # attacker models dead, wounds on the front one
+        if k == len(att_profiles):
+            return s
+        prof = att_profiles[k]
+        if prof == "B" and strength == 6:  # instant death: S >= 2T on a multi-wound model
+            return (k + 1, 0)
+        return (k + 1, 0) if j + 1 == att_w[prof] else (k, j + 1)
+
+    def step(s, r):
+        (k, j), d = s
+        # I4: every living attacker model strikes the defenders
+        dist = {0: 1.0}
+        for prof in att_profiles[k:]:
+            nxt = {}
+            for u, pu in enumerate(pmf(2 if r == 1 else 1, p_att[prof])):
+                for tot, pt in dist.items():
+                    nxt[tot + u] = nxt.get(tot + u, 0.0) + pt * pu
+            dist = nxt
+        out = {}
+        for u, pu in dist.items():
+            d1 = max(d - u, 0)
+            # I3: living defenders (the last d1 in casualty order) strike in listed order
+            front = att_profiles[k] if k < len(att_profiles) else "A"
+            states = {(k, j): 1.0}
+            for g in def_groups[len(def_groups) - d1:]:
+                nxt = {}
+                for y, py in enumerate(pmf(def_attacks[g], p_def[(g, front)])):
+                    for a, pa in states.items():
+                        for _ in range(y):
+                            a = take_wound(a, 4 if g == "g1" else 6)
+                        nxt[a] = nxt.get(a, 0.0) + pa * py
+                states = nxt
+            for a, pa in states.items():
+                out[(a, d1)] = out.get((a, d1), 0.0) + pu * pa
+        return out
+
+    final = absorb(step, ((0, 0), len(def_groups)), lambda s: s[0][0] == len(att_profiles) or s[1] == 0)
+    a = dict(count=1, ws=3, s=3, t=3, i=4, w=1, a=1, save=5)
+    b = dict(count=1, ws=4, s=4, t=3, i=4, w=2, a=1, save=4)
+    g1 = dict(count=1, ws=3, s=4, t=3, i=3, w=1, a=2, save=5)
+    g2 = dict(count=1, ws=3, s=6, t=3, i=3, w=1, a=1, save=5)
+    att = squad("att", *([a, b] * copies_a))
+    dfn = squad("dfn", *([g1, g2] * copies_d))
+    _, plan = sim.build_matchup(rs, att, dfn)
+    # merged: the attackers strike as two pools (one per chance), the defenders' instant-death and plain
+    # wounds keep their listed order (neighbours only)
+    assert [len(p.groups) for p in plan.steps_later[0]] == [copies_a, copies_a]
+    assert len(plan.steps_later[1]) == 2 * copies_d
+    wounds_of = [0] + list(np.cumsum([att_w[p] for p in att_profiles]))
+    for fast, n in ((True, 200_000), (False, 150_000)):
+        out = kernel(att, dfn, n, 24, "end", fast)
+        n_att = len(att_profiles)
+        check_chain(out, final, lambda s: 1 if s[0][0] < n_att else 2 if s[1] > 0 else 0,
+                    lambda s: s[0][0], f"many groups fast={fast}")
+        dmg = np.zeros(wounds_of[-1] + 1)
+        for (s, r), p in final.items():
+            dmg[wounds_of[s[0][0]] + s[0][1]] += p
+        assert_distribution(np.bincount(out.damage_to_attacker, minlength=len(dmg)), dmg,
+                            what=f"many groups fast={fast}: wounds lost by the attacker")

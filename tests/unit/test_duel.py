@@ -395,3 +395,46 @@ def test_both_kernels_assign_hits_like_the_reference(assignment, hits, after):
     assert tuple(W[0]) == after
     dist = groups._Builder(plan).hits_on(0, hits, (2, 1, 2))
     assert {k: v for k, v in dist.items() if v > 0} == {(after, 0): 1.0}
+
+
+# ------------------------------------------------- the group kernel (issue 14)
+def test_group_kernel_is_used_for_large_groups_and_spread_ganging_falls_back():
+    big = plan_of(unit("A", count=20, wounds=5), unit("D", count=20, wounds=5, toughness=9))
+    assert big.chain is None and big.tables is not None
+    spread = plan_of(unit("A", count=20, wounds=5), unit("D", count=20, wounds=5, toughness=9),
+                     options={"hit_assignment": "spread"})
+    assert spread.tables is None  # ``spread`` redirects hits as models fall: the general kernel
+
+
+@pytest.mark.parametrize("hits, after", [(1, (2, 0, 2)), (2, (1, 0, 2)), (3, (0, 0, 2)), (4, (0, 0, 1))])
+def test_group_kernel_assigns_hits_to_the_weakest_first(hits, after):
+    # every check fails (p_fail forced to 1): the allocation alone decides who is hit
+    from sim.rulesets import _duel_fast, _duel_tables
+    plan = plan_of(unit("A", wounds=5, weapon=(3, 1)), unit("D", count=3, wounds=2))
+    plan = dataclasses.replace(plan, p_fail=(1.0, 1.0))
+    tables = _duel_tables.build_tables(plan)
+    w = np.array([[2, 1, 2]], np.int16)
+    key = (np.arange(3, dtype=np.int16) << _duel_tables.IDX_SHIFT) + w
+    # three defenders in combat 0 (no pairs beyond it): all are members
+    _duel_fast._assign(plan, tables, 0, key, np.array([1]), np.array([hits]), np.array([3]), np.random.default_rng(0))
+    assert tuple(key[0] & _duel_tables.WOUNDS) == after
+    assert tuple((key[0] & _duel_tables.DEAD) > 0) == tuple(v == 0 for v in after)
+
+
+def test_group_kernel_memory_per_block_is_bounded():
+    import tracemalloc
+    plan = sim.build_matchup("duel", *RULESET.bench_extra_matchups()[1][:2])[1]
+    tracemalloc.start()
+    try:
+        RULESET.simulate(plan, 65_536, np.random.default_rng(0), "end", 50)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2 ** 20  # chunks of fights: about 11 MB for 20 against 20
+
+
+def test_bench_group_matchups_say_their_sizes():
+    labels = [m[4] for m in RULESET.bench_extra_matchups()]
+    assert labels[0].startswith("10 v 10") and labels[1].startswith("20 v 20")
+    att, dfn = RULESET.bench_extra_matchups()[1][:2]
+    assert att.count == dfn.count == 20

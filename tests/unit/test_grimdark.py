@@ -178,7 +178,7 @@ def test_settings_route_states_and_overrides():
     assert m.state("attacker", "charging") and m.state("defender", "engaged") == -1
     with pytest.raises(InputError, match="defender only"):
         sim.build_matchup(rs, "Troopers", "Troopers", states={"attacker": {"in_cover": True}})
-    with pytest.raises(InputError, match="engaged.*-1..100"):
+    with pytest.raises(InputError, match="engaged.*-1..500"):
         sim.build_matchup(rs, "Troopers", "Troopers", states={"defender": {"engaged": -2}})
 
 
@@ -404,3 +404,66 @@ def test_chain_matrices_are_stochastic_and_plan_pickles_without_cache():
     assert copy.cache == {} and plan.cache
     _, partial = sim.build_matchup(rs, "Assault squad", "Veteran squad", states={"defender": {"engaged": 2}})
     assert chain_tables(partial) is None  # engagement limits: the binomial kernel
+
+
+# ------------------------------------------------ big squads (issue 14)
+def one_wound(sq, L: int, strength: int) -> int:
+    """Wounds lost after one more unsaved wound of ``strength`` at ``L``, model by model as the spec reads."""
+    lost = 0
+    for g in sq.groups:
+        for _ in range(g.count):
+            if L < lost + g.w:  # this model is in front: it has taken L - lost wounds
+                return lost + g.w if (g.w > 1 and strength >= 2 * g.t) else L + 1
+            lost += g.w
+    return L
+
+
+@pytest.mark.parametrize("strength", [3, 6, 8])
+def test_wound_map_is_one_wound_at_a_time(strength):
+    from sim.rulesets._grimdark_plan import _instant_key, wound_map
+    sq = squad("mixed", group(2, w=2, t=3), group(1, w=3, t=4), group(2, w=1, t=3), group(1, w=2, t=5),
+               group(1, w=2, t=3))
+    key = _instant_key(strength, sq, True)
+    W = sq.wounds
+    for L in range(W + 1):
+        want = L
+        for u in range(W + 2):
+            got = int(wound_map(key, sq).apply(np.array([L]), np.array([u]))[0]) if key else min(L + u, W)
+            assert got == want, (strength, L, u)
+            want = one_wound(sq, want, strength)
+
+
+def test_copies_strike_as_one_pool_and_the_limits_are_checked():
+    ros = sim.default_roster("grimdark")
+    troopers, terms = ros["Troopers"], ros["Terminators"]
+    big = dataclasses.replace(troopers, groups=troopers.groups * 33)
+    _, plan = sim.build_matchup(rs, big, dataclasses.replace(terms, groups=terms.groups * 8))
+    assert [len(step) for step in plan.steps_first] == [1, 1]
+    assert plan.steps_first[0][0].groups == tuple(range(33))
+    assert plan.table_bytes < 4 * 2 ** 20
+    too_many = dataclasses.replace(troopers, groups=troopers.groups * 51)
+    with pytest.raises(sim.errors.MatchupError, match="at most 500 models and 50 groups"):
+        sim.build_matchup(rs, too_many, troopers)
+
+
+def test_huge_pools_draw_binomials_and_agree_with_the_tables(monkeypatch):
+    from sim.rulesets import _grimdark_plan
+    big = squad("big", group(100, a=3, s=5), group(100, a=3, s=5))
+    foe = squad("foe", group(100, t=4, save=4), group(100, t=4, save=4))
+    _, plan = sim.build_matchup(rs, big, foe)
+    monkeypatch.setattr(_grimdark_plan, "MAX_COUNT_ENTRIES", 0)
+    _, untabled = sim.build_matchup(rs, big, foe)
+    assert all(p.counts is not None for s in plan.steps_later for p in s)
+    assert all(p.counts is None for s in untabled.steps_later for p in s)
+    a = rs.simulate(plan, 20_000, np.random.default_rng(1), 1, 50)
+    b = rs.simulate(untabled, 20_000, np.random.default_rng(2), 1, 50)
+    for x, y in ((a.damage_to_defender, b.damage_to_defender), (a.damage_to_attacker, b.damage_to_attacker)):
+        se = np.sqrt(x.var() / len(x) + y.var() / len(y))
+        assert abs(x.mean() - y.mean()) < 6 * se
+
+
+def test_budget_bench_matchup_fields_copies():
+    att, dfn, states, rounds, label = rs.bench_extra_matchups()[-1]
+    assert "budget 2000" in label and rounds == "end" and not states
+    assert att.models == 330 and len(att.groups) == 33 and dfn.models == 40 and len(dfn.groups) == 8
+    sim.build_matchup(rs, att, dfn)
