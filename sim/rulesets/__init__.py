@@ -42,6 +42,8 @@ def get_ruleset(ruleset: str | Ruleset) -> Ruleset:
     if isinstance(ruleset, Ruleset):
         return ruleset
     reg = _registry()
+    if not isinstance(ruleset, str):
+        raise InputError(f"ruleset: got {type(ruleset).__name__}, expected a ruleset id ({', '.join(reg)})")
     if ruleset not in reg:
         raise InputError(f"unknown ruleset {ruleset!r}: expected one of {', '.join(reg)}")
     return reg[ruleset]
