@@ -275,10 +275,10 @@ class BalanceSummary:
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    """Deterministic CSV text: fixed float format, no index, ``\\n`` line ends."""
-    from .estimates import CSV_FLOAT_FORMAT
+    """Deterministic CSV text: fixed float format, no index, ``\\n`` line ends, formulas neutralised."""
+    from .safe_csv import csv_text
 
-    return frame.to_csv(index=False, float_format=CSV_FLOAT_FORMAT, lineterminator="\n")
+    return csv_text(frame)
 
 
 def balance_summary(matrix: Any, *, seed: int = 0) -> BalanceSummary:

@@ -26,6 +26,7 @@ from scipy import stats
 
 import sim
 from sim.errors import InputError, MatchupError, Where
+from sim.limits import PlanBudget, check_kept_batches
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
 from sim.ruleset import SIDES, Rounds, Ruleset
@@ -183,7 +184,9 @@ def compare(
     for o in opps:
         ros.unit(o)
     batch = batch_trials_for(int(trials))
+    check_kept_batches("compare", 2 * len(opps) * len(roles), int(trials), batch)
     root = root_sequence(seed)
+    budget = PlanBudget("compare")
 
     jobs, notes = [], {}
     for o in opps:
@@ -197,6 +200,7 @@ def compare(
                 except MatchupError as e:
                     notes[(o, role)] = str(e)
                     continue
+                budget.add(rs, plan)
                 s = stream if (paired or which == "base") else stream + (1,)
                 jobs.append(CellJob((o, role, which), plan, s, int(trials), None, True, batch))
     jobs = [j for j in jobs if j.key[:2] not in notes]

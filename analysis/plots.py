@@ -2,7 +2,9 @@
 
 Every function draws on ``ax`` (a new figure is made only when ``ax`` is None),
 returns the Axes, and never shows or saves anything: the caller decides
-(:mod:`analysis.report` embeds them as PNG, a notebook shows them).
+(:mod:`analysis.report` embeds them as PNG, a notebook shows them). Labels are
+plain text (``$`` in a unit name is a dollar sign, never mathtext; see
+:mod:`analysis.render`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
+
+from .render import plain_text_plots
 
 __all__ = [
     "matrix_heatmap",
@@ -42,6 +46,7 @@ def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.8)) -> Axes:
     return ax
 
 
+@plain_text_plots
 def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                    value_label: str = "P(attacker wins)", row_label: str | None = None,
                    col_label: str | None = None, colorbar: bool = True) -> Axes:
@@ -90,6 +95,7 @@ def _is_result(x: Any) -> bool:
     return hasattr(x, "tally") and hasattr(x, "ci95")
 
 
+@plain_text_plots
 def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> Axes:
     """Win / draw / loss probabilities as grouped bars with 95% error bars.
 
@@ -148,6 +154,7 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
     return ax
 
 
+@plain_text_plots
 def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | None = None) -> Axes:
     """P(damage = k) taken by each side of one fight, side by side.
 
@@ -176,6 +183,7 @@ def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | No
     return ax
 
 
+@plain_text_plots
 def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = None,
                  labels: Sequence[str] | None = None) -> Axes:
     """Time to resolution: P(fight over by round k), cumulative, one curve per result.
@@ -209,6 +217,7 @@ def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = No
     return ax
 
 
+@plain_text_plots
 def sweep_curves(sweep: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                  field: str | None = None, y: str = "p_win") -> Axes:
     """Win probability against a swept field value, one line per opponent with its 95% band.
@@ -241,6 +250,7 @@ def sweep_curves(sweep: pd.DataFrame, ax: Axes | None = None, *, title: str | No
     return ax
 
 
+@plain_text_plots
 def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                   value: str | None = None) -> Axes:
     """Units ranked by strength with 95% intervals (horizontal error bars).
@@ -276,6 +286,7 @@ def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str 
     return ax
 
 
+@plain_text_plots
 def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None) -> Axes:
     """Actual points against suggested fair points, with 95% intervals; flagged units in red.
 
