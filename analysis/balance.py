@@ -33,6 +33,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from sim.errors import InputError
+
 from .fair_points import FAIR_POINTS_MODEL, fair_points, points_efficiency
 from .io import atomic_write_text
 from .strength import (
@@ -285,6 +287,8 @@ def balance_summary(matrix: Any, *, seed: int = 0) -> BalanceSummary:
     """Compute every balance metric for ``matrix`` (a MatchupMatrix or its long frame)."""
     frame = long_frame(matrix)
     units = _units(matrix, frame)
+    if len(units) < 2:
+        raise InputError(f"balance: needs at least two units that fought (got {len(units)}: {', '.join(units)})")
     if isinstance(matrix, pd.DataFrame):
         ruleset = str(matrix.attrs.get("ruleset", ""))
     else:

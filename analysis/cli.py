@@ -20,7 +20,7 @@ import sim
 from sim.errors import MeleelabError
 from sim.limits import MAX_ROUNDS
 
-from .cli_types import MAX_ROUNDS_TYPE, ROUNDS, SEED, TRIALS, WORKERS, Number, unit_names
+from .cli_types import MAX_ROUNDS_TYPE, NOTES, ROUNDS, SEED, TRIALS, WORKERS, Number, unit_names
 from .io import check_output_dir, to_json
 
 __all__ = ["main", "cli"]
@@ -512,29 +512,44 @@ def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit status (0 ok, 2 bad input or an output that cannot be written, 130 interrupted)."""
+    """Run the CLI; return the exit status (0 ok, 2 bad input or an output that cannot be written, 130 interrupted).
+
+    A failing command prints exactly one line on stderr; notes and warnings (a
+    clamped ``--workers``, glyphs missing from the plot font) are printed, one
+    line each, only when the command succeeds.
+    """
+    NOTES.clear()
     with warnings.catch_warnings():
-        warnings.showwarning = _one_line_warning
-        try:
-            rv = cli.main(args=list(argv) if argv is not None else None, prog_name="meleelab", standalone_mode=False)
-            sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
-            return rv if isinstance(rv, int) else 0
-        except click.exceptions.Exit as e:
-            return e.exit_code
-        except click.exceptions.Abort:
-            click.echo("meleelab: aborted", err=True)
-            return 130
-        except click.ClickException as e:
-            click.echo(f"meleelab: error: {_one_line(e.format_message())}", err=True)
-            return 2
-        except (MeleelabError, Failure) as e:
-            click.echo(f"meleelab: error: {_one_line(str(e))}", err=True)
-            return 2
-        except KeyboardInterrupt:
-            click.echo("meleelab: interrupted", err=True)
-            return 130
-        except OSError as e:
-            return _output_failed(e)
+        warnings.showwarning = lambda message, *args, **kwargs: NOTES.append(_one_line(str(message)))
+        code = _run(argv)
+    if code == 0:
+        for note in dict.fromkeys(NOTES):  # once each, in order
+            click.echo(f"meleelab: note: {note}", err=True)
+    NOTES.clear()
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    try:
+        rv = cli.main(args=list(argv) if argv is not None else None, prog_name="meleelab", standalone_mode=False)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+        return rv if isinstance(rv, int) else 0
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.exceptions.Abort:
+        click.echo("meleelab: aborted", err=True)
+        return 130
+    except click.ClickException as e:
+        click.echo(f"meleelab: error: {_one_line(e.format_message())}", err=True)
+        return 2
+    except (MeleelabError, Failure) as e:
+        click.echo(f"meleelab: error: {_one_line(str(e))}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        click.echo("meleelab: interrupted", err=True)
+        return 130
+    except OSError as e:
+        return _output_failed(e)
 
 
 #: errno values of a failed write: without a file name, they come from standard output.
@@ -569,12 +584,6 @@ def _output_failed(e: OSError) -> int:
     except OSError:
         pass
     return 2
-
-
-def _one_line_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
-                      line: Any = None) -> None:
-    """Warnings (a missing glyph, a numerical note) as one ``meleelab: warning:`` line on stderr."""
-    click.echo(f"meleelab: warning: {_one_line(str(message))}", err=True)
 
 
 def _one_line(text: str) -> str:

@@ -17,9 +17,13 @@ from sim.errors import MeleelabError, Where
 from sim.limits import MAX_ROUNDS, MAX_SEED, MAX_TRIALS, cpu_count
 from sim.ruleset import parse_rounds
 
-__all__ = ["Count", "Number", "ROUNDS", "TRIALS", "SEED", "MAX_ROUNDS_TYPE", "WORKERS", "unit_names"]
+__all__ = ["NOTES", "Count", "Number", "ROUNDS", "TRIALS", "SEED", "MAX_ROUNDS_TYPE", "WORKERS", "unit_names"]
 
 _INT = re.compile(r"[+-]?[0-9]+")
+
+#: Notes for stderr, printed by :func:`analysis.cli.main` once the command has succeeded
+#: (a failing command prints its one error line only).
+NOTES: list[str] = []
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
@@ -87,8 +91,7 @@ class _Workers(click.ParamType):
         number = Count(-(10**6), 10**9).convert(value, param, ctx)
         cores = cpu_count()
         if number > cores:
-            click.echo(f"meleelab: note: --workers {number} is more than the {cores} cores here; using {cores}",
-                       err=True)
+            NOTES.append(f"--workers {number} is more than the {cores} cores here; used {cores}")
             return cores
         return number
 

@@ -26,7 +26,7 @@ from scipy import stats
 
 import sim
 from sim.errors import InputError, MatchupError, Where
-from sim.limits import PlanBudget, check_kept_batches
+from sim.limits import PlanBudget, check_kept_batches, check_names
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
 from sim.ruleset import SIDES, Rounds, Ruleset
@@ -174,11 +174,11 @@ def compare(
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
     rounds = check_run_settings(rs, rounds, max_rounds, trials)
-    roles = list(roles)
+    roles = check_names(roles, "roles")
     if not roles or any(r not in SIDES for r in roles):
         raise InputError(f"--role: got {roles!r}, expected attacker, defender or both")
     base_unit, variant_unit, label = resolve_variant(rs, ros, base, variant, from_text=from_text)
-    opps = list(ros.names if opponents is None else opponents)
+    opps = list(ros.names) if opponents is None else check_names(opponents, "opponents")
     if not opps:
         raise InputError("compare: no opponents")
     for o in opps:

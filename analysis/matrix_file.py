@@ -114,7 +114,7 @@ def read_matrix_long(path: str | Path) -> pd.DataFrame:
                 raise cells.fail(line, None, f"{len(raw)} cells", f"{len(header)} cells, one per header column")
             rows.append(_row(cells, line, dict(zip(header, raw))))
     except csv.Error as e:
-        raise InputError(f"{path}: line {reader.line_num}: not valid CSV ({e})") from None
+        raise InputError(f"{path}: line {reader.line_num + 1}: not valid CSV ({e})") from None
     _check_complete(cells, rows)
     frame = pd.DataFrame([{k: v for k, v in r.items() if k != "_line"} for r in rows], columns=header)
     numeric = set(_PROBABILITY + _UNIT_INTERVAL + _NON_NEGATIVE + _POINTS) | {"mean_rounds"}

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["plain_text", "plain_text_plots", "figure_png", "FALLBACK_FONTS"]
+__all__ = ["plain_text", "plain_text_plots", "make_plain", "figure_png", "FALLBACK_FONTS"]
 
 #: Wide-coverage fonts used as fallbacks when installed (never required).
 FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans", "WenQuanYi Zen Hei", "Droid Sans Fallback",
@@ -66,9 +66,29 @@ def plain_text_plots(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with plain_text():
-            return fn(*args, **kwargs)
+            ax = fn(*args, **kwargs)
+            figure = getattr(ax, "figure", None)
+            if figure is not None:
+                make_plain(figure)
+            return ax
 
     return wrapper  # type: ignore[return-value]
+
+
+def make_plain(fig: Any) -> None:
+    """Turn mathtext off on every text of ``fig``, tick labels included.
+
+    Texts made before :func:`plain_text` was in force (an axes' title, its first
+    tick) keep the setting they were made with, so they are switched here; the
+    ticks a draw would add are made now, so that they are switched too.
+    """
+    from matplotlib.text import Text
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.get_major_ticks(len(axis.get_majorticklocs()))
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
 
 
 def figure_png(fig: Any, *, dpi: int) -> bytes:
@@ -76,6 +96,7 @@ def figure_png(fig: Any, *, dpi: int) -> bytes:
     buf = io.BytesIO()
     with plain_text(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        make_plain(fig)
         fig.tight_layout()
         fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     missing: set[str] = set()

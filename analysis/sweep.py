@@ -30,7 +30,7 @@ import pandas as pd
 
 import sim
 from sim.errors import InputError, MatchupError, Where
-from sim.limits import MAX_SWEEP_VALUES, PlanBudget, check_kept_batches
+from sim.limits import MAX_SWEEP_VALUES, PlanBudget, check_kept_batches, check_names, check_side_mappings
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
 from sim.ruleset import SIDES, Rounds, Ruleset
@@ -146,8 +146,11 @@ def sweep(
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
     rounds = check_run_settings(rs, rounds, max_rounds, trials)
-    if side not in SIDES:
-        raise InputError(f"--side: got {side!r}, expected attacker or defender")
+    overrides = check_side_mappings(overrides, "overrides")
+    if not isinstance(side, str) or side not in SIDES:
+        raise InputError(f"side: got {side!r:.60}, expected attacker or defender")
+    if not isinstance(field, str):
+        raise InputError(f"field: got {field!r:.60}, expected the name of a unit field")
     base = ros.unit(unit) if isinstance(unit, str) else unit
     if not isinstance(base, rs.unit_type):
         raise InputError(f"unit: expected a {rs.id} unit or a unit name, got {type(base).__name__}")
@@ -163,7 +166,7 @@ def sweep(
     if field in (overrides or {}).get(side, {}):
         raise InputError(f"--set {side}.{field} conflicts with --vary {field}")
     opp_side = "defender" if side == "attacker" else "attacker"
-    opps = list(ros.names if opponents is None else opponents)
+    opps = list(ros.names) if opponents is None else check_names(opponents, "opponents")
     if not opps:
         raise InputError("sweep: no opponents")
     for o in opps:

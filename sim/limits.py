@@ -43,7 +43,7 @@ __all__ = [
     "MAX_TRIALS", "MAX_ROUNDS", "MAX_SEED", "MEMORY_BUDGET", "GRIMDARK_MAX_GROUPS", "GRIMDARK_MAX_MODELS",
     "POINTS_MIN", "POINTS_MAX", "PLANS_BUDGET", "MAX_MATRIX_UNITS", "MAX_SWEEP_VALUES", "MAX_KEPT_BATCHES",
     "PlanBudget", "check_kept_batches", "cpu_count", "check_int", "check_trials", "check_max_rounds",
-    "check_workers", "check_mapping", "check_side_mappings", "iter_block_sizes", "table_bytes", "check_working_set",
+    "check_workers", "check_mapping", "check_names", "check_side_mappings", "iter_block_sizes", "table_bytes", "check_working_set",
     "human_bytes",
 ]
 
@@ -128,6 +128,14 @@ def check_side_mappings(value: Any, name: str) -> Mapping[str, Mapping[str, Any]
             raise InputError(f"{name}: side must be attacker or defender, got {side!r}")
         check_mapping(inner, f"{name}[{side!r}]")
     return outer
+
+
+def check_names(value: Any, name: str) -> list[str]:
+    """A list of strings (unit names, roles) from a sequence that is not itself a string."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or \
+            not all(isinstance(v, str) for v in value):
+        raise InputError(f"{name}: got {_short(value)}, expected a list of strings")
+    return list(value)
 
 
 def iter_block_sizes(n_trials: int, block_trials: int) -> Iterator[tuple[int, int]]:

@@ -72,6 +72,8 @@ class Roster:
 
     def unit(self, name: str) -> Any:
         """The unit called ``name``; a one-line error listing the names otherwise."""
+        if not isinstance(name, str):
+            raise InputError(f"{self.source}: a unit name must be a string, got {type(name).__name__}")
         if name not in self.units:
             raise InputError(f"{self.source}: no unit {name!r} (units: {', '.join(self.units)})")
         return self.units[name]
@@ -190,7 +192,8 @@ def _roster_from_csv(text: str, where: Where, ruleset: str | None) -> Roster:
         why = str(e)
         if "field limit" in why:
             why = f"a cell is longer than {csv.field_size_limit():,} characters"
-        raise InputError(f"{where.source}: line {reader.line_num}: not valid CSV ({why})") from None
+        # the error comes while reading the next line, before the reader counts it
+        raise InputError(f"{where.source}: line {reader.line_num + 1}: not valid CSV ({why})") from None
     if reader.fieldnames is None:
         raise InputError(f"{where.source}: empty CSV roster (expected a header row of field names)")
     for i, r in enumerate(rows, start=2):
