@@ -226,7 +226,8 @@ class Report:
         lines = [f"# {md_text(rs.title)} ({md_text(rs.id)}): balance summary", "",
                  f"Roster: {md_cell(self.roster.source)}"
                  + (f" ({md_cell(self.roster.description)})" if self.roster.description else ""),
-                 f"Rules: {md_text(rs.source)}; spec {md_text(rs.spec)}; damage unit: {md_text(rs.damage_unit)}.",
+                 f"Rules: {md_text(rs.source)}; spec `{rs.spec.replace('`', '')}`; "
+                 f"damage unit: {md_text(rs.damage_unit)}.",
                  f"Seed {self.settings['seed']}, target half-width ±{100 * self.settings['half_width']:.2g} pp, "
                  f"cap {self.settings['max_trials']:,} trials per cell; {st['trials_total']:,} fights in "
                  f"{st['cells_fought']} cells (widest half-width ±{100 * st['widest_half_width']:.2f} pp); "

@@ -136,9 +136,15 @@ def calls(draw: Callable, tmp: Path) -> tuple[str, Callable[[], Any]]:
         r = draw(ruleset)
         return fn, lambda: matchup_matrix(r, **kw)
     if fn == "sweep":
-        fields = [f.name for f in sim.get_ruleset(rid).unit_fields if f.kind == "int"] or ["name"]
-        field = draw(arg(st.sampled_from(fields)))
-        values = draw(arg(st.lists(st.integers(-1, 5), min_size=0, max_size=3)))
+        ints = [f for f in sim.get_ruleset(rid).unit_fields if f.kind == "int" and f.lo is not None]
+        if rid == "grimdark":
+            from sim.rulesets._grimdark_units import PROFILE_FIELDS
+
+            ints = [f for f in PROFILE_FIELDS if f.kind == "int" and f.lo is not None]
+        f = draw(st.sampled_from(ints))
+        field = draw(arg(st.just(f.name)))
+        hi = int(f.hi) if f.hi is not None else int(f.lo) + 5
+        values = draw(arg(st.lists(st.integers(int(f.lo), hi), min_size=1, max_size=3)))
         kw.update(draw(st.fixed_dictionaries({}, optional={
             "trials": arg(st.integers(-1, 300)), "side": arg(st.sampled_from(["attacker", "defender"])), **small})))
         kw.setdefault("trials", 100)
@@ -160,7 +166,7 @@ def _units(rid: str) -> list[dict[str, Any]]:
 OUTCOMES: Counter[str] = Counter()
 
 
-@settings(max_examples=EXAMPLES or 150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=EXAMPLES or 500, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_api_raises_only_the_library_error_class(data: Any) -> None:

@@ -112,6 +112,20 @@ def set_items(draw: Callable, rid: str) -> list[str]:
     return [a for item in items for a in ("--set", item)]
 
 
+def int_field(draw: Callable, rid: str) -> tuple[str, int]:
+    """An integer unit field of the ruleset and a value in its range (``("x", 1)`` for an unknown ruleset)."""
+    if rid not in RULESET_IDS:
+        return "x", 1
+    rs = sim.get_ruleset(rid)
+    fields = [f for f in rs.unit_fields if f.kind == "int" and f.lo is not None]
+    if rid == "grimdark":
+        from sim.rulesets._grimdark_units import PROFILE_FIELDS
+
+        fields = [f for f in PROFILE_FIELDS if f.kind == "int" and f.lo is not None]
+    f = draw(st.sampled_from(fields))
+    return f.name, draw(st.integers(int(f.lo), int(f.hi if f.hi is not None else f.lo + 5)))
+
+
 # ---------------------------------------------------------------- command lines
 @st.composite
 def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
@@ -149,9 +163,8 @@ def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
             argv += [draw(name)]
         elif not roster:
             argv += ["--roster"]
-        fields = [f.name for f in sim.get_ruleset(rid).unit_fields] if rid in RULESET_IDS else ["x"]
-        lo = draw(st.integers(-1, 4))
-        vary = f"{draw(st.sampled_from(fields))}={lo}..{lo + draw(st.integers(0, 2))}"
+        field, lo = int_field(draw, rid)
+        vary = f"{field}={lo}..{lo + draw(st.integers(0, 2))}"
         if one_in(draw, 6):
             vary = draw(st.sampled_from(["defence=0..100000000000", "ws=1..", "=1..2", "ws=3..1", "ws=١..٣", "ws"]))
         argv += ["--vary", vary]
@@ -159,8 +172,9 @@ def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
             argv += ["--side", draw(st.sampled_from(["attacker", "defender", "defender", "both"]))]
     elif command == "compare":
         argv += [draw(name)]
-        fields = [f.name for f in sim.get_ruleset(rid).unit_fields if f.name != "name"] if rid in RULESET_IDS else ["x"]
-        argv += [draw(st.sampled_from([draw(name), f"{draw(st.sampled_from(fields))}=2", "x=", "=1", "a=1,b"]))]
+        field, value = int_field(draw, rid)
+        variant = f"{field}={value}" if not one_in(draw, 3) else draw(name)
+        argv += [draw(st.sampled_from(["x=", "=1", "a=1,b", "points=0"])) if one_in(draw, 10) else variant]
         argv += draw(st.lists(name, max_size=2))
         if one_in(draw, 2):
             argv += ["--role", draw(st.sampled_from(["both", "attacker", "defender"]))]
@@ -168,7 +182,9 @@ def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
         if one_in(draw, 3):
             chosen = draw(st.lists(name, min_size=1, max_size=3))
             if one_in(draw, 2):
-                argv += ["--units", ",".join(f'"{n}"' if "," in n else n for n in chosen)]
+                buf = io.StringIO()
+                csv.writer(buf, lineterminator="").writerow(chosen)  # CSV quoting, as the help says
+                argv += ["--units", buf.getvalue()]
             else:
                 argv += [a for n in chosen for a in ("--unit", n)]
         if command == "balance" and one_in(draw, 3):
@@ -239,7 +255,7 @@ def check_outcome(argv: list[str], command: str, code: int, out: str, err: str) 
 OUTCOMES: Counter[str] = Counter()
 
 
-@settings(max_examples=EXAMPLES or 120, deadline=None, derandomize=True, database=None,
+@settings(max_examples=EXAMPLES or 300, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_cli_any_input_exits_0_with_output_or_2_with_one_line(data: Any) -> None:
