@@ -114,21 +114,26 @@ def run_tally(
     with ProcessPoolExecutor(max_workers=workers) as pool:
         # a bounded window of tasks in flight: never one future per block up front
         pending: dict[Any, int] = {}
-        while True:
-            while len(pending) < 2 * workers:
-                task = next(tasks, None)
-                if task is None:
+        try:
+            while True:
+                while len(pending) < 2 * workers:
+                    task = next(tasks, None)
+                    if task is None:
+                        break
+                    fut = pool.submit(_run_blocks, ruleset.id, plan, root, stream, task, rounds, max_rounds)
+                    pending[fut] = sum(s for _, s in task)
+                if not pending:
                     break
-                fut = pool.submit(_run_blocks, ruleset.id, plan, root, stream, task, rounds, max_rounds)
-                pending[fut] = sum(s for _, s in task)
-            if not pending:
-                break
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                total = total.merge(fut.result())
-                done += pending.pop(fut)
-                if progress:
-                    progress(done, trials)
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    total = total.merge(fut.result())
+                    done += pending.pop(fut)
+                    if progress:
+                        progress(done, trials)
+        except BaseException:  # Ctrl-C or a failed task: do not start what is still queued
+            for fut in pending:
+                fut.cancel()
+            raise
     return total
 
 

@@ -43,7 +43,8 @@ __all__ = [
     "MAX_TRIALS", "MAX_ROUNDS", "MAX_SEED", "MEMORY_BUDGET", "GRIMDARK_MAX_GROUPS", "GRIMDARK_MAX_MODELS",
     "POINTS_MIN", "POINTS_MAX", "PLANS_BUDGET", "MAX_MATRIX_UNITS", "MAX_SWEEP_VALUES", "MAX_KEPT_BATCHES",
     "PlanBudget", "check_kept_batches", "cpu_count", "check_int", "check_trials", "check_max_rounds",
-    "check_workers", "check_mapping", "check_names", "check_side_mappings", "iter_block_sizes", "table_bytes", "check_working_set",
+    "check_workers", "check_mapping", "check_names", "check_side_mappings", "iter_block_sizes", "table_bytes",
+    "check_working_set",
     "human_bytes",
 ]
 

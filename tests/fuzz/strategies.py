@@ -28,7 +28,8 @@ RULESET_IDS = [r.id for r in sim.rulesets()]
 #: Valid names that have broken outputs somewhere: formulas, mathtext, HTML, Markdown links, commas, scripts, pipes.
 HOSTILE_NAMES = [
     '=HYPERLINK("http://x","y")', "+1", "-1 minus", "@SUM(A1)", "Bad $\\frac{$ math", "$x$", "<script>x</script>",
-    "[a](javascript:1)", "A, the second", 'Quo"te', "pipe|name", "漢字の戦車", "Ωмега", "العربية", "naïve café",
+    "[a](javascript:1)", "A, the second", 'Quo"te', "pipe|name", "漢字の戦車", "Ωмега", "العربية",
+    "naïve café",
     "x" * 100, " padded ", "\\", "'quoted", "#hash", "*bold*", "'=already quoted",
 ]
 #: Names a roster must refuse (empty, too long, control characters).

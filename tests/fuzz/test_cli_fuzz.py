@@ -265,7 +265,8 @@ def test_cli_any_input_exits_0_with_output_or_2_with_one_line(data: Any) -> None
         OUTCOMES[f"{command}: {check_outcome(argv, command, code, out, err)}"] += 1
         if LOG:
             with open(LOG, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"argv": argv, "code": code, "stderr": err.strip()[-300:]}, ensure_ascii=False) + "\n")
+                record = {"argv": argv, "code": code, "stderr": err.strip()[-300:]}
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def teardown_module() -> None:

@@ -80,7 +80,7 @@ def test_grimdark_groups_and_models_are_capped_where_the_roster_is_read(tmp_path
         grimdark_squad("Huge", 300, 1, 1)
     with pytest.raises(sim.InputError, match="at most 100 models"):
         grimdark_squad("Many", 2, 51, 1)
-    rows = ["unit,count,ws,s,t,i,w,a"] + [f"Horde,1,3,3,3,3,1,1" for _ in range(11)]
+    rows = ["unit,count,ws,s,t,i,w,a"] + ["Horde,1,3,3,3,3,1,1" for _ in range(11)]
     path = tmp_path / "horde.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     with pytest.raises(sim.InputError, match="unit 'Horde'.*at most 10 model groups"):
