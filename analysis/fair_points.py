@@ -87,7 +87,9 @@ def fair_points(matrix: Any, *, replicates: int = 500, seed: int = 0,
     others = [idx[idx != i] for i in range(len(s))]
     lines = [_line(logp[o], s[o]) for o in others]
     with np.errstate(all="ignore"):
-        fair = np.array([math.exp((s[i] - a_i) / b_i) if b_i > 0 else np.nan for i, (b_i, a_i) in enumerate(lines)])
+        # math.exp raises on overflow whatever errstate says: clip the exponent as the bootstrap does
+        fair = np.array([math.exp(min((s[i] - a_i) / b_i, 700.0)) if b_i > 0 else np.nan
+                         for i, (b_i, a_i) in enumerate(lines)])
     # bootstrap: the other units resampled for the line, strengths redrawn from their sampling distribution
     rng = np.random.default_rng(seed)
     chol = np.linalg.cholesky(info["cov"] + 1e-12 * np.eye(len(s)))
@@ -107,6 +109,8 @@ def fair_points(matrix: Any, *, replicates: int = 500, seed: int = 0,
         note += f", {bad} of {replicates * len(s)} bootstrap lines without a positive slope left out"
     if not beta > 0:
         note += "; beta <= 0: strength does not rise with points, so no fair cost can be suggested"
+    # a cost far outside the points any roster may use is a degenerate line, not a suggestion
+    fair, boot = _plausible(fair), _plausible(boot)
     enough = np.isfinite(boot).sum(axis=0) >= max(10, replicates // 2)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no interval, by design
@@ -119,6 +123,14 @@ def fair_points(matrix: Any, *, replicates: int = 500, seed: int = 0,
                         "fair_points": fair, "fair_lo": lo, "fair_hi": hi, "ratio": fair / p, "flagged": flagged})
     out.attrs.update(beta=beta, alpha=alpha, note=note)
     return out
+
+
+def _plausible(cost: np.ndarray) -> np.ndarray:
+    """NaN where a fair cost lies more than 100 times outside the allowed points (sim.limits)."""
+    from sim.limits import POINTS_MAX, POINTS_MIN
+
+    with np.errstate(invalid="ignore"):
+        return np.where((cost >= POINTS_MIN / 100) & (cost <= POINTS_MAX * 100), cost, np.nan)
 
 
 def points_efficiency(matrix: Any, fair: pd.DataFrame | None = None, rates: pd.DataFrame | None = None

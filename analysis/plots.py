@@ -297,7 +297,9 @@ def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | Non
     """
     ax = _axes(ax)
     frame = pd.DataFrame(fair)
-    frame = frame[frame["points"].notna() & frame["fair_points"].notna()] if len(frame) else frame
+    if len(frame):  # drawable on log axes: positive and not absurdly far apart
+        pts, fair_pts = frame["points"].astype(float), frame["fair_points"].astype(float)
+        frame = frame[(pts > 0) & (pts < 1e12) & (fair_pts > 0) & (fair_pts < 1e12)]
     if not len(frame):
         ax.text(0.5, 0.5, "no fair-points suggestion\n(units without distinct points)", ha="center",
                 va="center", transform=ax.transAxes)
@@ -307,6 +309,9 @@ def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | Non
         lo = frame["fair_lo"].to_numpy(float)
         hi = frame["fair_hi"].to_numpy(float)
         flagged = frame["flagged"].to_numpy(bool)
+        # bars within six decades of the point (NaN and infinite ends stay as they are: no bar)
+        lo = np.where(np.isfinite(lo), np.clip(lo, y / 1e6, y), lo)
+        hi = np.where(np.isfinite(hi), np.clip(hi, y, y * 1e6), hi)
         err = np.nan_to_num(np.clip(np.vstack([y - lo, hi - y]), 0, None), posinf=0.0)
         err[0] = np.minimum(err[0], 0.999 * y)  # keep log-scale bars above zero
         for mask, colour, label in ((~flagged, WIN, "within uncertainty"), (flagged, LOSS, "flagged: re-cost")):

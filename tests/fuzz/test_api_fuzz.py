@@ -117,7 +117,8 @@ def calls(draw: Callable, tmp: Path) -> tuple[str, Callable[[], Any]]:
                                                    "a.b=1", "=", "attacker.=1"]), max_size=3)))
         return fn, lambda: sim.parse_settings(rid, items)
     if fn == "load_roster":
-        path, expected = draw(arg(st.just(roster or "/nonexistent.toml"))), draw(arg(st.sampled_from([None, rid])))
+        path = draw(arg(st.just(roster if isinstance(roster, str) else "/nonexistent.toml")))
+        expected = draw(arg(st.sampled_from([None, rid])))
         return fn, lambda: sim.load_roster(path, expected)
     if fn == "roster_from_dict":
         data = draw(arg(st.fixed_dictionaries({"ruleset": arg(st.just(rid)),

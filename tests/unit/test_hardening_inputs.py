@@ -327,3 +327,35 @@ def test_unit_validates_everything_at_construction():
 def test_points_none_is_still_allowed():
     u = sim.unit("mecha", name="X", defence=2, physical=0, armour="B")
     assert u.points is None
+
+
+# ------------------------------------------------- found by the fuzzer: fair points overflow
+def test_a_degenerate_points_line_gives_no_suggestion_instead_of_an_overflow(tmp_path, capsys):
+    """Nearly equal points and one strong unit: the leave-one-out line is almost flat, and its fair cost
+    exp(strength gap / tiny slope) overflowed math.exp (fuzzer: balance grimdark --max-trials 1)."""
+    import itertools
+
+    import pandas as pd
+
+    from analysis.balance import balance_summary
+    from analysis.fair_points import fair_points
+
+    points = dict(zip("ABCD", (10, 10.01, 10.02, 10.03)))
+
+    def p_attacker(a: str, d: str) -> float:  # B beats everyone, every other fight is a coin toss
+        return 1.0 if a == "B" and d != "B" else 0.0 if d == "B" and a != "B" else 0.5
+
+    rows = [dict(attacker=a, defender=d, trials=1, p_attacker=p_attacker(a, d), p_defender=1 - p_attacker(a, d),
+                 p_draw=0.0, points_attacker=points[a], points_defender=points[d])
+            for a, d in itertools.product(points, points)]
+    frame = pd.DataFrame(rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fair = fair_points(frame)
+        balance_summary(frame)
+    values = pd.concat([fair["fair_points"], fair["fair_lo"], fair["fair_hi"]]).dropna()
+    assert ((values >= 1e-4) & (values <= 1e8)).all()
+    path = tmp_path / "matrix_long.csv"
+    frame.to_csv(path, index=False)
+    code, out, err = run(capsys, "balance", "mecha", "--from-matrix", path)
+    assert code == 0 and "Fair points" in out, err
