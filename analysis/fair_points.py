@@ -110,7 +110,7 @@ def fair_points(matrix: Any, *, replicates: int = 500, seed: int = 0,
     if not beta > 0:
         note += "; beta <= 0: strength does not rise with points, so no fair cost can be suggested"
     # a cost far outside the points any roster may use is a degenerate line, not a suggestion
-    fair, boot = _plausible(fair), _plausible(boot)
+    fair = _plausible(fair)
     enough = np.isfinite(boot).sum(axis=0) >= max(10, replicates // 2)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no interval, by design
@@ -126,7 +126,11 @@ def fair_points(matrix: Any, *, replicates: int = 500, seed: int = 0,
 
 
 def _plausible(cost: np.ndarray) -> np.ndarray:
-    """NaN where a fair cost lies more than 100 times outside the allowed points (sim.limits)."""
+    """NaN where a suggested cost lies more than 100 times outside the allowed points (sim.limits).
+
+    Only the suggestion: the bootstrap interval keeps its replicates as they are (its percentiles
+    would move otherwise).
+    """
     from sim.limits import POINTS_MAX, POINTS_MIN
 
     with np.errstate(invalid="ignore"):
