@@ -33,6 +33,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from sim.errors import InputError
+
 from .fair_points import FAIR_POINTS_MODEL, fair_points, points_efficiency
 from .io import atomic_write_text
 from .pooling import collapse, expand_pairs, expand_units, twin_classes
@@ -311,8 +313,9 @@ def _fmt_float(v: float) -> str:
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    """Deterministic CSV text: fixed float format, no index, ``\\n`` line ends, zero for float noise."""
-    from .estimates import CSV_FLOAT_FORMAT
+    """Deterministic CSV text: fixed float format, no index, ``\\n`` line ends, zero for float noise,
+    spreadsheet formulas neutralised."""
+    from .safe_csv import csv_text
 
     clean = frame.copy()
     for c in clean.columns:
@@ -320,7 +323,7 @@ def to_csv(frame: pd.DataFrame) -> str:
             v = clean[c].to_numpy(float, copy=True)
             v[np.abs(v) < 5e-7] = 0.0  # 6.7e-16 is zero, and "-0.000000" is not a number a designer wants
             clean[c] = v
-    return clean.to_csv(index=False, float_format=CSV_FLOAT_FORMAT, lineterminator="\n")
+    return csv_text(clean)
 
 
 class _Collapsed:
@@ -354,6 +357,8 @@ def balance_summary(matrix: Any, *, seed: int = 0, progress: Any = None, curves:
     """
     frame = long_frame(matrix)
     units = _units(matrix, frame)
+    if len(units) < 2:
+        raise InputError(f"balance: needs at least two units that fought (got {len(units)}: {', '.join(units)})")
     if isinstance(matrix, pd.DataFrame):
         ruleset = str(matrix.attrs.get("ruleset", ""))
     else:

@@ -6,7 +6,11 @@ writes what it returns. Bad input prints one line on stderr and exits 2.
 
 from __future__ import annotations
 
+import errno
+import io
+import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,8 +18,10 @@ import click
 
 import sim
 from sim.errors import MeleelabError
+from sim.limits import MAX_ROUNDS
 
-from .io import to_json
+from .cli_types import MAX_ROUNDS_TYPE, NOTES, ROUNDS, SEED, TRIALS, WORKERS, Number, unit_names
+from .io import check_output_dir, to_json
 
 __all__ = ["main", "cli"]
 
@@ -93,9 +99,10 @@ def _budget_option(f: Callable) -> Callable:
 
 
 def _rounds_option(f: Callable) -> Callable:
-    f = click.option("--max-rounds", type=int, default=50, show_default=True,
+    f = click.option("--max-rounds", type=MAX_ROUNDS_TYPE, default=50, show_default=True,
                      help="Cap for --rounds end: a fight still going is a draw.")(f)
-    return click.option("--rounds", type=str, default=None, help='Rounds per fight: N or "end" (default: the ruleset\'s).')(f)
+    return click.option("--rounds", type=ROUNDS, default=None,
+                        help=f'Rounds per fight: 1..{MAX_ROUNDS} or "end" (default: the ruleset\'s).')(f)
 
 
 @cli.command("fight")
@@ -103,12 +110,14 @@ def _rounds_option(f: Callable) -> Callable:
 @click.argument("attacker")
 @click.argument("defender")
 @click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
-@click.option("--trials", type=int, default=1_000_000, show_default=True)
-@click.option("--seed", type=int, default=None, help="Seed (default: fresh entropy, printed so the run can be repeated).")
+@click.option("--trials", type=TRIALS, default=1_000_000, show_default=True)
+@click.option("--seed", type=SEED, default=None,
+              help="Seed (default: fresh entropy, printed so the run can be repeated).")
 @_rounds_option
 @click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
               help="A state (attacker.evading=true), a unit field (attacker.defence=3) or an option (KEY=VALUE).")
-@click.option("--workers", type=int, default=1, show_default=True, help="Local processes (same result for any value).")
+@click.option("--workers", type=WORKERS, default=1, show_default=True,
+              help="Local processes (same result for any value; at most the cores).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_budget_option
@@ -135,7 +144,8 @@ def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, tr
 @cli.command("bench")
 @click.argument("rulesets", nargs=-1)
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--seconds", type=float, default=0.5, show_default=True, help="Minimum time per measurement.")
+@click.option("--seconds", type=Number(0, 60), default=0.5, show_default=True,
+              help="Minimum time per measurement (more than 0, at most 60).")
 def bench_cmd(rulesets: tuple[str, ...], as_json: bool, seconds: float) -> None:
     """Kernel vs scalar reference speed, and cost in bare d6 draws, per ruleset."""
     from .bench import bench
@@ -179,30 +189,30 @@ def _common_run_options(f: Callable) -> Callable:
     f = click.option("--out", type=click.Path(file_okay=False), default=None,
                      help="Directory for the CSV/PNG files (written atomically).")(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
-    f = click.option("--workers", type=int, default=1, show_default=True,
-                     help="Local processes (same result for any value).")(f)
+    f = click.option("--workers", type=WORKERS, default=1, show_default=True,
+                     help="Local processes (same result for any value; at most the cores).")(f)
     f = _rounds_option(f)
     f = click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
                      help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
-    return click.option("--seed", type=int, default=None,
+    return click.option("--seed", type=SEED, default=None,
                         help="Seed (default: fresh entropy, printed so the run can be repeated).")(f)
 
 
-def _names(text: str | None) -> list[str] | None:
-    return None if text is None else [s.strip() for s in text.split(",") if s.strip()]
 
 
 @cli.command("matrix")
 @click.argument("ruleset")
 @click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
-@click.option("--units", type=str, default=None, metavar="A,B,...", help="A subset of the roster's units, in order.")
-@click.option("--half-width", type=float, default=0.005, show_default=True,
+@click.option("--units", type=str, default=None, metavar="A,B,...",
+              help='A subset of the roster\'s units, in order (quote names with commas: A,"B, the second").')
+@click.option("--unit", "unit_list", multiple=True, metavar="NAME", help="A unit of the subset (repeatable).")
+@click.option("--half-width", type=Number(0, 0.5, hi_open=True), default=0.005, show_default=True,
               help="Target 95% half-width of each cell's win probabilities (0.005 = +-0.5 percentage points).")
-@click.option("--max-trials", type=int, default=2_000_000, show_default=True, help="Trial cap per cell.")
+@click.option("--max-trials", type=TRIALS, default=2_000_000, show_default=True, help="Trial cap per cell.")
 @_common_run_options
-def matrix_cmd(ruleset: str, roster: str | None, units: str | None, half_width: float, max_trials: int,
-               seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int, workers: int,
-               quiet: bool, out: str | None, budget: str | None) -> None:
+def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], half_width: float,
+               max_trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
+               workers: int, quiet: bool, out: str | None, budget: str | None) -> None:
     """Every unit as attacker against every unit as defender, each cell run to a target precision.
 
     Writes OUT/matrix_long.csv (one row per pair), OUT/matrix.csv (attacker rows x
@@ -213,9 +223,12 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, half_width: 
     rs = sim.get_ruleset(ruleset)
     ros = _roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
+    if out:
+        check_output_dir(out)
     update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
     try:
-        m = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials, seed=seed,
+        m = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width, max_trials=max_trials,
+                           seed=seed,
                            rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
                            workers=workers, progress=update, from_text=True, budget=budget)
     finally:
@@ -250,7 +263,7 @@ _ALL = "\0all"
               help="Roster file (TOML or CSV), same as --roster FILE; default: the shipped roster.")
 @click.option("--side", type=click.Choice(["attacker", "defender"]), default="attacker", show_default=True,
               help="UNIT's role.")
-@click.option("--trials", type=int, default=262_144, show_default=True, help="Fights per value and opponent.")
+@click.option("--trials", type=TRIALS, default=262_144, show_default=True, help="Fights per value and opponent.")
 @_common_run_options
 def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, roster_file: str | None,
               side: str, trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
@@ -272,6 +285,8 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     ros = _roster_arg(rs.id, file)
     field, values = parse_range(vary)
     states, overrides, options = sim.parse_settings(rs, settings)
+    if out:
+        check_output_dir(out)
     update, close = _count_bar(quiet, f"sweep {field}", "runs")
     try:
         frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros, trials=trials,
@@ -305,20 +320,16 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
 
 
 def _sweep_png(frame: Any) -> bytes:
-    import io
-
     from matplotlib.figure import Figure
 
     from .plots import sweep_curves
+    from .render import figure_png
 
     fig = Figure(figsize=(7.5, 5.0))
     a = frame.attrs
     sweep_curves(frame[frame["trials"] > 0], ax=fig.add_subplot(), field=a.get("field"),
                  title=f"{a.get('unit')} ({a.get('side')}): P(win) against {a.get('field')}, 95% bands")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
-    return buf.getvalue()
+    return figure_png(fig, dpi=110)
 
 
 @cli.command("compare")
@@ -329,7 +340,7 @@ def _sweep_png(frame: Any) -> bytes:
 @click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
 @click.option("--role", type=click.Choice(["both", "attacker", "defender"]), default="both", show_default=True,
               help="The roles BASE and VARIANT play.")
-@click.option("--trials", type=int, default=1_048_576, show_default=True, help="Fights per opponent, role and unit.")
+@click.option("--trials", type=TRIALS, default=1_048_576, show_default=True, help="Fights per opponent, role and unit.")
 @click.option("--price/--no-price", default=True, show_default=True,
               help="Also give the fair price of BASE and VARIANT against the opponents.")
 @_common_run_options
@@ -355,6 +366,8 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
             k, v = part.split("=", 1)
             var[k.strip()] = v.strip()
     states, overrides, options = sim.parse_settings(rs, settings)
+    if out:
+        check_output_dir(out)
     update, close = _count_bar(quiet, "compare", "runs")
     try:
         frame = compare(rs, base, var, list(opponents) or None, roster=ros,
@@ -393,17 +406,19 @@ def _report_run_options(f: Callable) -> Callable:
 
     f = _budget_option(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
-    f = click.option("--workers", type=int, default=1, show_default=True,
-                     help="Local processes (same result for any value).")(f)
+    f = click.option("--workers", type=WORKERS, default=1, show_default=True,
+                     help="Local processes (same result for any value; at most the cores).")(f)
     f = _rounds_option(f)
     f = click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
                      help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
-    f = click.option("--max-trials", type=int, default=DEFAULT_MAX_TRIALS, show_default=True,
+    f = click.option("--max-trials", type=TRIALS, default=DEFAULT_MAX_TRIALS, show_default=True,
                      help="Trial cap per cell.")(f)
-    f = click.option("--half-width", type=float, default=DEFAULT_HALF_WIDTH, show_default=True,
+    f = click.option("--half-width", type=Number(0, 0.5, hi_open=True), default=DEFAULT_HALF_WIDTH, show_default=True,
                      help="Target 95% half-width of each cell's win probabilities (0.01 = +-1 percentage point).")(f)
-    f = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the matrix run.")(f)
-    f = click.option("--units", type=str, default=None, metavar="A,B,...", help="A subset of the roster's units.")(f)
+    f = click.option("--seed", type=SEED, default=DEFAULT_SEED, show_default=True, help="Seed of the matrix run.")(f)
+    f = click.option("--unit", "unit_list", multiple=True, metavar="NAME", help="A unit of the subset (repeatable).")(f)
+    f = click.option("--units", type=str, default=None, metavar="A,B,...",
+                     help='A subset of the roster\'s units (quote names with commas: A,"B, the second").')(f)
     return click.option("--roster", type=str, default=None,
                         help="Roster file (TOML or CSV); default: the shipped roster.")(f)
 
@@ -415,9 +430,9 @@ def _report_run_options(f: Callable) -> Callable:
               help="Use a saved matrix_long.csv (or the folder of `meleelab matrix --out`) instead of simulating.")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Directory for the CSV tables (written atomically).")
-def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, half_width: float, max_trials: int,
-                settings: tuple[str, ...], rounds: str | None, max_rounds: int, workers: int, quiet: bool,
-                budget: str | None, from_matrix: str | None, out: str | None) -> None:
+def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], seed: int,
+                half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
+                workers: int, quiet: bool, budget: str | None, from_matrix: str | None, out: str | None) -> None:
     """Rankings, Nash weights, dominated units, cycles and fair points for a roster.
 
     Runs the matchup matrix (or reads one with --from-matrix) and prints the
@@ -430,25 +445,24 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, 
     from .balance import balance_summary
 
     rs = sim.get_ruleset(ruleset)
+    if out:
+        check_output_dir(out)
     if from_matrix:
-        import pandas as pd
+        from .matrix_file import read_matrix_long
 
         path = Path(from_matrix)
         path = path / "matrix_long.csv" if path.is_dir() else path
-        try:
-            frame = pd.read_csv(path, keep_default_na=True)
-        except (OSError, ValueError) as e:
-            raise Failure(f"{path}: cannot read matrix ({e})") from None
-        needed = {"attacker", "defender", "p_attacker", "p_defender", "p_draw"}
-        if not needed <= set(frame.columns):
-            raise Failure(f"{path}: not a matrix_long.csv (needs columns {', '.join(sorted(needed))})")
+        frame = read_matrix_long(path)
         import json
 
         from .matrix import saved_matrix
 
         meta_path = path.parent / "matrix.json"
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
-        matrix: Any = saved_matrix(frame, rs.id, meta)
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
+        except (OSError, ValueError):
+            meta = None  # the matrix alone still balances; only the twins' pooling needs matrix.json
+        matrix: Any = saved_matrix(frame, rs.id, meta if isinstance(meta, dict) else None)
         source = str(path)
     else:
         from .matrix import matchup_matrix
@@ -457,7 +471,8 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, 
         states, overrides, options = sim.parse_settings(rs, settings)
         update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
         try:
-            matrix = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials, seed=seed,
+            matrix = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width,
+                                    max_trials=max_trials, seed=seed,
                                     rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
                                     options=options, workers=workers, progress=update, from_text=True, budget=budget)
         finally:
@@ -483,9 +498,9 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, 
 @click.option("--all", "all_rulesets", is_flag=True, help="One report per registered ruleset (shipped rosters) + index.")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory.")
 @_report_run_options
-def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | None, units: str | None, seed: int,
-               half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
-               workers: int, quiet: bool, budget: str | None) -> int:
+def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | None, units: str | None,
+               unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
+               rounds: str | None, max_rounds: int, workers: int, quiet: bool, budget: str | None) -> int:
     """A self-contained HTML balance report, a Markdown summary and every CSV for a roster.
 
     `meleelab report RULESET --out DIR` writes DIR/report.html, summary.md,
@@ -499,9 +514,10 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     from .report import build_report, write_all
 
     if all_rulesets:
-        if ruleset or roster or units or settings or budget is not None:
+        if ruleset or roster or units or unit_list or settings or budget is not None:
             raise Failure("report --all uses each ruleset's shipped roster and its own budget: "
                           "give no RULESET, --roster, --units, --set or --budget")
+        check_output_dir(out)  # before computing five reports
         result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
                            half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
                            workers=workers)
@@ -515,10 +531,12 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     rs = sim.get_ruleset(ruleset)
     ros = _roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
+    check_output_dir(out)
     update, close = _count_bar(quiet, f"{rs.id} report", "cells")
     start = time.perf_counter()
     try:
-        rep = build_report(rs, ros, units=_names(units), seed=seed, half_width=half_width, max_trials=max_trials,
+        rep = build_report(rs, ros, units=unit_names(units, unit_list), seed=seed, half_width=half_width,
+                           max_trials=max_trials,
                            rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
                            workers=workers, progress=update, from_text=True, budget=budget)
     finally:
@@ -576,9 +594,27 @@ def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit status (0 ok, 2 bad input, 1 other failure)."""
+    """Run the CLI; return the exit status (0 ok, 2 bad input or an output that cannot be written, 130 interrupted).
+
+    A failing command prints exactly one line on stderr; notes and warnings (a
+    clamped ``--workers``, glyphs missing from the plot font) are printed, one
+    line each, only when the command succeeds.
+    """
+    NOTES.clear()
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda message, *args, **kwargs: NOTES.append(_one_line(str(message)))
+        code = _run(argv)
+    if code == 0:
+        for note in dict.fromkeys(NOTES):  # once each, in order
+            click.echo(f"meleelab: note: {note}", err=True)
+    NOTES.clear()
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         rv = cli.main(args=list(argv) if argv is not None else None, prog_name="meleelab", standalone_mode=False)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
         return rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as e:
         return e.exit_code
@@ -594,6 +630,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("meleelab: interrupted", err=True)
         return 130
+    except OSError as e:
+        return _output_failed(e)
+
+
+#: errno values of a failed write: without a file name, they come from standard output.
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EBADF}
+
+
+def _output_failed(e: OSError) -> int:
+    """An operating-system error: one line, exit 2.
+
+    When standard output is what failed (``> /dev/full``, a closed pipe), what is
+    still buffered for it is dropped (stdout is pointed at the null device), so
+    the interpreter does not fail again at exit with a traceback.
+    """
+    why = e.strerror or type(e).__name__
+    try:
+        sys.stdout.flush()
+        stdout_broken = getattr(e, "filename", None) is None and e.errno in _WRITE_ERRNOS
+    except (OSError, ValueError):
+        stdout_broken = True
+    if not stdout_broken:
+        text = f"{e.filename}: {why}" if getattr(e, "filename", None) else why
+    else:
+        text = f"cannot write standard output ({why})"
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass
+    try:
+        click.echo(f"meleelab: error: {_one_line(text)}", err=True)
+    except OSError:
+        pass
+    return 2
 
 
 def _one_line(text: str) -> str:

@@ -26,6 +26,7 @@ from scipy import stats
 
 import sim
 from sim.errors import InputError, MatchupError, Where
+from sim.limits import PlanBudget, check_kept_batches, check_names
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
 from sim.ruleset import SIDES, Rounds, Ruleset
@@ -193,18 +194,20 @@ def compare(
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
     rounds = check_run_settings(rs, rounds, max_rounds, trials)
-    roles = list(roles)
+    roles = check_names(roles, "roles")
     if not roles or any(r not in SIDES for r in roles):
         raise InputError(f"--role: got {roles!r}, expected attacker, defender or both")
     base_unit, variant_unit, label = resolve_variant(rs, ros, base, variant, from_text=from_text)
-    opps = list(ros.names if opponents is None else opponents)
+    opps = list(ros.names) if opponents is None else check_names(opponents, "opponents")
     if not opps:
         raise InputError("compare: no opponents")
     for o in opps:
         ros.unit(o)
     batch = batch_trials_for(int(trials))
+    check_kept_batches("compare", 2 * len(opps) * len(roles), int(trials), batch)
     root = root_sequence(seed)
     in_force = budget_in_force(rs, ros, budget)
+    plan_budget = PlanBudget("compare")
 
     jobs, notes = [], {}
     for o in opps:
@@ -218,6 +221,7 @@ def compare(
                 except MatchupError as e:
                     notes[(o, role)] = str(e)
                     continue
+                plan_budget.add(rs, plan)
                 s = stream if (paired or which == "base") else stream + (1,)
                 jobs.append(CellJob((o, role, which), plan, s, int(trials), None, True, batch))
     jobs = [j for j in jobs if j.key[:2] not in notes]

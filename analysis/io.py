@@ -9,12 +9,62 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "to_json", "clean_json"]
+from sim.errors import MeleelabError
+
+__all__ = ["atomic_write_text", "atomic_write_bytes", "check_output_dir", "OutputError", "to_json", "clean_json"]
+
+
+class OutputError(MeleelabError):
+    """An output file or folder that cannot be written (one line for a person)."""
+
+
+def _why(e: OSError) -> str:
+    return e.strerror or type(e).__name__
+
+
+def check_output_dir(out_dir: str | Path) -> Path:
+    """Create ``out_dir`` if needed and make sure a file can be written in it, before any work is done.
+
+    Raises
+    ------
+    OutputError
+        The path is a file or lies below one, a folder is not writable, the disk is full...
+    """
+    out = Path(out_dir)
+    for parent in [out, *out.parents]:
+        if parent.exists() and not parent.is_dir():
+            where = "is a file" if parent == out else f"lies below the file {parent}"
+            raise OutputError(f"{out}: cannot write the output folder there ({where})")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".meleelab-write-check.", dir=out)
+        try:
+            os.write(fd, b"x")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as e:
+        raise OutputError(f"{out}: cannot write the output folder ({_why(e)})") from None
+    return out
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
+    """Write ``data`` to ``path`` so that readers see the old file or the whole new one.
+
+    Raises
+    ------
+    OutputError
+        The file cannot be written (one line naming the path and the reason).
+    """
     path = Path(path)
+    try:
+        return _atomic_write(path, data)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write ({_why(e)})") from None
+
+
+def _atomic_write(path: Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

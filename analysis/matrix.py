@@ -22,9 +22,7 @@ The block runner (:class:`CellJob`, :func:`run_jobs`) is shared by
 
 from __future__ import annotations
 
-import io
 import math
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -36,17 +34,20 @@ import pandas as pd
 
 import sim
 from sim.api import provenance as _provenance
-from sim.errors import InputError, MatchupError
+from sim.errors import InputError, MatchupError, Where
+from sim.limits import MAX_MATRIX_UNITS, PlanBudget, check_max_rounds, check_trials, check_workers, iter_block_sizes
 from sim.results import FightResult
-from sim.rng import BLOCK_TRIALS, SeedLike, block_rng, block_sizes, root_sequence, stable_key
+from sim.rng import BLOCK_TRIALS, SeedLike, block_rng, root_sequence, stable_key
 from sim.roster import Roster
 from sim.ruleset import Rounds, Ruleset, parse_rounds
 from sim.rulesets import get_ruleset
 from sim.tally import Tally
 
-from .estimates import CSV_FLOAT_FORMAT, tally_row, wilson_half_width
+from .estimates import tally_row, wilson_half_width
 from .fielding import RunContext, budget_in_force, fielded_copies, profile_key
 from .io import atomic_write_bytes, atomic_write_text, to_json
+from .render import figure_png
+from .safe_csv import csv_text
 
 __all__ = [
     "MatchupMatrix",
@@ -124,7 +125,7 @@ def _new_tally(rs: Ruleset) -> Tally:
 def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Rounds, max_rounds: int) -> JobResult:
     total = _new_tally(rs)
     blocks: list[Tally] | None = [] if job.keep_blocks else None
-    for index, size in enumerate(block_sizes(job.max_trials, job.batch_trials)):
+    for index, size in iter_block_sizes(job.max_trials, job.batch_trials):  # lazy: flat in the trial count
         block = _new_tally(rs)
         block.add(rs.simulate(job.plan, size, block_rng(root, *job.stream, index), rounds, max_rounds))
         total = total.merge(block)
@@ -172,9 +173,7 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     """
     jobs = list(jobs)
     out: dict[Any, JobResult] = {}
-    if workers <= 0:
-        workers = os.cpu_count() or 1
-    workers = max(1, min(workers, len(jobs)))
+    workers = max(1, min(check_workers(workers), len(jobs)))
     if workers == 1:
         for i, job in enumerate(jobs, start=1):
             out[job.key] = _run_one(ruleset, root, job, rounds, max_rounds)
@@ -209,11 +208,9 @@ def resolve_roster(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
 def check_run_settings(rs: Ruleset, rounds: Rounds | str | None, max_rounds: int, trials: int,
                        what: str = "--trials") -> Rounds:
     """Validate rounds, max_rounds and a trial count; return the rounds to use."""
-    rounds = rs.default_rounds if rounds is None else parse_rounds(rounds)
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
-        raise InputError(f"--max-rounds: got {max_rounds!r}, expected a positive integer")
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise InputError(f"{what}: got {trials!r}, expected a positive integer")
+    rounds = rs.default_rounds if rounds is None else parse_rounds(rounds, Where())
+    check_max_rounds(max_rounds)
+    check_trials(trials, what)
     return rounds
 
 
@@ -223,10 +220,11 @@ def cell_stream(attacker: str, defender: str) -> tuple[int, int]:
 
 
 def frame_to_csv(frame: pd.DataFrame, index: bool = False) -> str:
-    """Deterministic CSV text: fixed float format, ``\\n`` line ends, empty cells for NaN."""
-    buf = io.StringIO()
-    frame.to_csv(buf, index=index, float_format=CSV_FLOAT_FORMAT, lineterminator="\n")
-    return buf.getvalue()
+    """Deterministic CSV text: fixed float format, ``\\n`` line ends, empty cells for NaN.
+
+    Text cells a spreadsheet would run as a formula are neutralised (:mod:`analysis.safe_csv`).
+    """
+    return csv_text(frame, index=index)
 
 
 def _points(unit: Any) -> float:
@@ -361,10 +359,7 @@ class MatchupMatrix:
         fig = Figure(figsize=(2.0 + 0.75 * n, 1.5 + 0.65 * n))
         ax = fig.add_subplot()
         matrix_heatmap(self.wide("p_attacker"), ax=ax)
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
-        return buf.getvalue()
+        return figure_png(fig, dpi=110)
 
 
 def saved_matrix(frame: pd.DataFrame, ruleset: str, meta: Mapping[str, Any] | None = None) -> MatchupMatrix:
@@ -453,10 +448,13 @@ def matchup_matrix(
     """
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
-    rounds = check_run_settings(rs, rounds, max_rounds, max_trials, "--max-trials")
+    rounds = check_run_settings(rs, rounds, max_rounds, max_trials, "max_trials")
     if half_width is not None:
         if isinstance(half_width, bool) or not isinstance(half_width, (int, float)) or not 0 < half_width < 0.5:
-            raise InputError(f"--half-width: got {half_width!r}, expected a number between 0 and 0.5 (0.005 = 0.5 pp)")
+            raise InputError(f"half_width: got {half_width!r}, expected a number between 0 and 0.5 (0.005 = 0.5 pp)")
+    if units is not None and (isinstance(units, str) or not isinstance(units, Sequence)
+                              or not all(isinstance(u, str) for u in units)):
+        raise InputError(f"units: got {units!r:.60}, expected a list of unit names or None")
     names = list(ros.names if units is None else units)
     if not names:
         raise InputError(f"{ros.source}: no units to put in a matrix")
@@ -465,11 +463,15 @@ def matchup_matrix(
         raise InputError(f"--units: {', '.join(dup)} named more than once")
     for n in names:
         ros.unit(n)  # one-line error listing the roster's names
+    if len(names) > MAX_MATRIX_UNITS:
+        raise InputError(f"{ros.source}: {len(names)} units, a matrix takes at most {MAX_MATRIX_UNITS} "
+                         "(pass a subset of them as units)")
     in_force = budget_in_force(rs, ros, budget)
     copies = fielded_copies(rs, ros, names, in_force)
     root = root_sequence(seed)
     context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
                          dict(options or {}), half_width, int(max_trials), workers, from_text, in_force)
+    plan_budget = PlanBudget("matrix")
 
     plans: dict[tuple[str, str], tuple[Any, Any]] = {}
     notes: dict[tuple[str, str], str] = {}
@@ -477,6 +479,7 @@ def matchup_matrix(
         for d in names:
             try:
                 plans[(a, d)] = context.build(a, d)
+                plan_budget.add(rs, plans[(a, d)][1])
             except MatchupError as e:
                 notes[(a, d)] = str(e)
     excluded = {u: notes[(u, u)] for u in names

@@ -2,7 +2,9 @@
 
 Every function draws on ``ax`` (a new figure is made only when ``ax`` is None),
 returns the Axes, and never shows or saves anything: the caller decides
-(:mod:`analysis.report` embeds them as PNG, a notebook shows them).
+(:mod:`analysis.report` embeds them as PNG, a notebook shows them). Labels are
+plain text (``$`` in a unit name is a dollar sign, never mathtext; see
+:mod:`analysis.render`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
+
+from .render import plain_text_plots
 
 __all__ = [
     "matrix_heatmap",
@@ -44,6 +48,7 @@ def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.8)) -> Axes:
     return ax
 
 
+@plain_text_plots
 def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                    value_label: str = "P(attacker wins)", row_label: str | None = None,
                    col_label: str | None = None, colorbar: bool = True) -> Axes:
@@ -112,6 +117,7 @@ def _is_result(x: Any) -> bool:
     return hasattr(x, "tally") and hasattr(x, "ci95")
 
 
+@plain_text_plots
 def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> Axes:
     """Win / draw / loss probabilities as grouped bars with 95% error bars.
 
@@ -170,6 +176,7 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
     return ax
 
 
+@plain_text_plots
 def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | None = None) -> Axes:
     """P(damage = k) taken by each side of one fight, side by side.
 
@@ -201,6 +208,7 @@ def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | No
     return ax
 
 
+@plain_text_plots
 def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = None,
                  labels: Sequence[str] | None = None) -> Axes:
     """Time to resolution: P(fight over by round k), cumulative, one curve per result.
@@ -235,6 +243,7 @@ def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = No
     return ax
 
 
+@plain_text_plots
 def sweep_curves(sweep: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                  field: str | None = None, y: str = "p_win") -> Axes:
     """Win probability against a swept field value, one line per opponent with its 95% band.
@@ -270,6 +279,7 @@ def sweep_curves(sweep: pd.DataFrame, ax: Axes | None = None, *, title: str | No
     return ax
 
 
+@plain_text_plots
 def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                   value: str | None = None) -> Axes:
     """Units ranked by strength with 95% intervals (horizontal error bars).
@@ -305,6 +315,7 @@ def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str 
     return ax
 
 
+@plain_text_plots
 def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None) -> Axes:
     """Actual points against suggested fair points, with 95% intervals; flagged units in red.
 
@@ -315,7 +326,9 @@ def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | Non
     """
     ax = _axes(ax)
     frame = pd.DataFrame(fair)
-    frame = frame[frame["points"].notna() & frame["fair_points"].notna()] if len(frame) else frame
+    if len(frame):  # drawable on log axes: positive and not absurdly far apart
+        pts, fair_pts = frame["points"].astype(float), frame["fair_points"].astype(float)
+        frame = frame[(pts > 0) & (pts < 1e12) & (fair_pts > 0) & (fair_pts < 1e12)]
     if not len(frame):
         ax.text(0.5, 0.5, "no fair-points suggestion\n(units without distinct points)", ha="center",
                 va="center", transform=ax.transAxes)
@@ -325,6 +338,9 @@ def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | Non
         lo = frame["fair_lo"].to_numpy(float)
         hi = frame["fair_hi"].to_numpy(float)
         flagged = frame["flagged"].to_numpy(bool)
+        # bars within six decades of the point (NaN and infinite ends stay as they are: no bar)
+        lo = np.where(np.isfinite(lo), np.clip(lo, y / 1e6, y), lo)
+        hi = np.where(np.isfinite(hi), np.clip(hi, y, y * 1e6), hi)
         err = np.nan_to_num(np.clip(np.vstack([y - lo, hi - y]), 0, None), posinf=0.0)
         err[0] = np.minimum(err[0], 0.999 * y)  # keep log-scale bars above zero
         for mask, colour, label in ((~flagged, WIN, "within uncertainty"), (flagged, LOSS, "flagged: re-cost")):

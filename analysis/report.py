@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,7 +36,8 @@ from sim.ruleset import Ruleset
 from sim.rulesets import get_ruleset
 
 from .balance import BalanceSummary, balance_summary, to_csv
-from .io import atomic_write_bytes, atomic_write_text, to_json
+from .io import atomic_write_bytes, atomic_write_text, check_output_dir, to_json
+from .safe_markdown import md_cell, md_link, md_text
 
 __all__ = ["Report", "build_report", "write_all", "DEFAULT_SEED", "DEFAULT_HALF_WIDTH", "DEFAULT_MAX_TRIALS",
            "SECTIONS"]
@@ -245,11 +245,13 @@ class Report:
     def markdown(self) -> str:
         """summary.md: the headline tables."""
         rs, b, st = self.ruleset, self.balance, self.cell_stats()
-        lines = [f"# {rs.title} ({rs.id}): balance summary", "",
-                 f"Roster: {self.roster.source}" + (f" ({self.roster.description})" if self.roster.description else ""),
-                 f"Rules: {rs.source}; spec `{rs.spec}`; damage unit: {rs.damage_unit}.",
+        lines = [f"# {md_text(rs.title)} ({md_text(rs.id)}): balance summary", "",
+                 f"Roster: {md_cell(self.roster.source)}"
+                 + (f" ({md_cell(self.roster.description)})" if self.roster.description else ""),
+                 f"Rules: {md_text(rs.source)}; spec `{rs.spec.replace('`', '')}`; "
+                 f"damage unit: {md_text(rs.damage_unit)}.",
                  (f"Equal points: each side fields floor({self.matrix.budget:g} / points) copies of its unit "
-                  f"({', '.join(f'{u} x{k}' for u, k in self.matrix.copies.items())})."
+                  f"({md_text(', '.join(f'{u} x{k}' for u, k in self.matrix.copies.items()))})."
                   if self.matrix.budget is not None else "One unit a side (no budget)."),
                  f"Seed {self.settings['seed']}, target half-width ±{100 * self.settings['half_width']:.2g} pp, "
                  f"cap {self.settings['max_trials']:,} trials per cell; {st['trials_total']:,} fights in "
@@ -257,11 +259,12 @@ class Report:
                  f"rounds = {self.matrix.settings.get('rounds')}.", ""]
         switches = self.options_table()
         set_ = switches[switches["set_by"] != "default"]
-        lines += ["Switches: " + (", ".join(f"{o}={v} ({s})" for o, v, s in
+        lines += ["Switches: " + (", ".join(f"{md_cell(o)}={md_cell(v)} ({s})" for o, v, s in
                                             zip(set_["option"], set_["value"], set_["set_by"])) or "all defaults")
                   + ".", ""]
         if self.matrix.excluded:
-            lines += ["Left out (cannot fight): " + "; ".join(f"{u}: {w}" for u, w in self.matrix.excluded.items()), ""]
+            lines += ["Left out (cannot fight): " + "; ".join(f"{md_cell(u)}: {md_cell(w)}"
+                                                              for u, w in self.matrix.excluded.items()), ""]
         rk = b.rankings[["rank", "unit", "win_rate", "win_rate_lo", "win_rate_hi", "score", "strength",
                          "strength_lo", "strength_hi", "nash_weight"]]
         lines += ["## Rankings", "", "Side-averaged mean rates against the other units (mirror matches excluded); "
@@ -272,7 +275,7 @@ class Report:
         lines += ["## Dominated units", "", _md_table(b.dominated), ""]
         lines += ["## Intransitive triples", "", _md_table(b.cycles), ""]
         lines += ["## Fair prices", "", _md_table(b.fair_points), "", "Points efficiency:", "",
-                  _md_table(b.efficiency), "", b.model_text(), ""]
+                  _md_table(b.efficiency), "", md_text(b.model_text()), ""]
         if self.one_for_one is not None:
             lines += ["## One unit a side", "", "P(attacker wins) with one unit a side whatever it costs "
                       "(rows attack, columns defend):", "",
@@ -490,7 +493,7 @@ def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log
     dict
         ``{"ok": [headline rows], "failed": {ruleset: message}, "seconds": float}``.
     """
-    out = Path(out_dir)
+    out = check_output_dir(out_dir)  # before computing any report
     ids = list(rulesets) if rulesets else [r.id for r in sim.rulesets()]
     ok, failed = [], {}
     start = time.perf_counter()
@@ -522,9 +525,10 @@ def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log
           "`meleelab report --all --out reports/`.", ""]
     if len(index):
         md_index = index.copy()
-        md_index["ruleset"] = [f"[{r}]({r}/report.html) ([summary]({r}/summary.md))" for r in index["ruleset"]]
-        md += [_md_table(md_index), ""]
-    md += [f"- **{k}** not generated: {v}" for k, v in failed.items()]
+        md_index["ruleset"] = [md_link(r, f"{r}/report.html") + " (" + md_link("summary", f"{r}/summary.md") + ")"
+                               for r in index["ruleset"]]
+        md += [_md_table(md_index, raw=("ruleset",)), ""]
+    md += [f"- **{md_cell(k)}** not generated: {md_cell(v)}" for k, v in failed.items()]
     atomic_write_text(out / "index.md", "\n".join(md) + "\n")
     return {"ok": ok, "failed": failed, "seconds": time.perf_counter() - start}
 
@@ -552,13 +556,13 @@ def _plain(x: Any) -> Any:
 def _render(draw: Callable[[Any], Any], size: tuple[float, float]) -> bytes:
     from matplotlib.figure import Figure
 
+    from .render import figure_png, plain_text
+
     fig = Figure(figsize=size)
-    ax = fig.add_subplot()
-    draw(ax)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
-    return buf.getvalue()
+    with plain_text():
+        ax = fig.add_subplot()
+        draw(ax)
+    return figure_png(fig, dpi=100)
 
 
 def _fmt(v: Any) -> str:
@@ -569,13 +573,14 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _md_table(frame: pd.DataFrame) -> str:
+def _md_table(frame: pd.DataFrame, raw: Sequence[str] = ()) -> str:
+    """A Markdown table; every cell escaped (:func:`analysis.safe_markdown.md_cell`) but the ``raw`` columns."""
     if not len(frame):
         return "(none)"
     cols = list(frame.columns)
-    rows = ["| " + " | ".join(str(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+    rows = ["| " + " | ".join(md_cell(c) for c in cols) + " |", "|" + "---|" * len(cols)]
     for rec in frame.itertuples(index=False):
-        rows.append("| " + " | ".join(_fmt(v).replace("|", "\\|") for v in rec) + " |")
+        rows.append("| " + " | ".join(_fmt(v) if c in raw else md_cell(_fmt(v)) for c, v in zip(cols, rec)) + " |")
     return "\n".join(rows)
 
 

@@ -22,8 +22,10 @@ change in fair price per stat point has an interval of its own.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from scipy import stats
 
 import sim
 from sim.errors import InputError, MatchupError, Where
+from sim.limits import MAX_SWEEP_VALUES, PlanBudget, check_kept_batches, check_names, check_side_mappings
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
 from sim.ruleset import SIDES, Rounds, Ruleset
@@ -57,21 +60,24 @@ SWEEP_COLUMNS = [
 
 
 def parse_range(text: str) -> tuple[str, list[int]]:
-    """``"FIELD=LO..HI"`` (integers, inclusive) -> ``(field, [LO, ..., HI])``."""
+    """``"FIELD=LO..HI"`` -> ``(field, [LO, ..., HI])``: ASCII integers, inclusive, at most MAX_SWEEP_VALUES values."""
+    if not isinstance(text, str):
+        raise InputError(f"--vary: got {text!r:.60}, expected FIELD=LO..HI, e.g. defence=1..6")
     if "=" not in text:
         raise InputError(f"--vary {text!r}: expected FIELD=LO..HI, e.g. defence=1..6")
     name, rng = (s.strip() for s in text.split("=", 1))
     if ".." not in rng:
         raise InputError(f"--vary {text!r}: expected FIELD=LO..HI, e.g. defence=1..6")
-    lo_s, hi_s = rng.split("..", 1)
-    try:
-        lo, hi = int(lo_s), int(hi_s)
-    except ValueError:
-        raise InputError(f"--vary {text!r}: LO and HI must be integers") from None
+    lo_s, hi_s = (part.strip() for part in rng.split("..", 1))
+    if not all(re.fullmatch(r"[+-]?[0-9]{1,18}", part) for part in (lo_s, hi_s)):
+        raise InputError(f"--vary {text!r}: LO and HI must be integers (digits 0-9)")
+    lo, hi = int(lo_s), int(hi_s)
     if not name:
         raise InputError(f"--vary {text!r}: no field name")
     if hi < lo:
         raise InputError(f"--vary {text!r}: HI ({hi}) is below LO ({lo})")
+    if hi - lo + 1 > MAX_SWEEP_VALUES:
+        raise InputError(f"--vary {text!r}: {hi - lo + 1:,} values, at most {MAX_SWEEP_VALUES:,} in one sweep")
     return name, list(range(lo, hi + 1))
 
 
@@ -154,14 +160,21 @@ def sweep(
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
     rounds = check_run_settings(rs, rounds, max_rounds, trials)
-    if side not in SIDES:
-        raise InputError(f"--side: got {side!r}, expected attacker or defender")
+    overrides = check_side_mappings(overrides, "overrides")
+    if not isinstance(side, str) or side not in SIDES:
+        raise InputError(f"side: got {side!r:.60}, expected attacker or defender")
+    if not isinstance(field, str):
+        raise InputError(f"field: got {field!r:.60}, expected the name of a unit field")
     base = ros.unit(unit) if isinstance(unit, str) else unit
     if not isinstance(base, rs.unit_type):
         raise InputError(f"unit: expected a {rs.id} unit or a unit name, got {type(base).__name__}")
-    values = list(values)
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InputError(f"values: got {values!r:.60}, expected a sequence of field values")
+    values = list(itertools.islice(values, MAX_SWEEP_VALUES + 1))
     if not values:
         raise InputError(f"--vary {field}: no values")
+    if len(values) > MAX_SWEEP_VALUES:
+        raise InputError(f"--vary {field}: more than {MAX_SWEEP_VALUES:,} values")
     if field == "name":
         raise InputError("--vary name: the name is not a stat")
     if field in (overrides or {}).get(side, {}):
@@ -169,14 +182,16 @@ def sweep(
     if field == "points":
         raise InputError("--vary points: points do not change a fight; price a unit with `meleelab balance`")
     in_force = budget_in_force(rs, ros, budget)
-    opps = list(ros.names if opponents is None else opponents)
+    opps = list(ros.names) if opponents is None else check_names(opponents, "opponents")
     if not opps:
         raise InputError("sweep: no opponents")
     for o in opps:
         ros.unit(o)
     variants = [rs.with_overrides(base, {field: v}, Where("--vary", base.name), from_text=from_text) for v in values]
     batch = batch_trials_for(int(trials))
+    check_kept_batches("sweep", len(opps) * len(variants), int(trials), batch)
     root = root_sequence(seed)
+    plan_budget = PlanBudget("sweep")
 
     jobs, notes, opp_points, copies_used = [], {}, {}, {}
     for o in opps:
@@ -189,6 +204,7 @@ def sweep(
             except MatchupError as e:
                 notes[(o, i)] = str(e)
                 continue
+            plan_budget.add(rs, plan)
             p = getattr(ros.unit(o), "points", None)
             opp_points[o] = float(p) if p is not None else float("nan")
             copies_used[(o, i)] = matchup.copies[side]

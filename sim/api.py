@@ -12,23 +12,31 @@ import numpy as np
 from .budget import Budget, check_copies, copies_for, resolve_budget, unit_points
 from .engine import ProgressCallback, run_tally
 from .errors import InputError, MatchupError, Where
+from .limits import (check_mapping, check_max_rounds, check_side_mappings, check_trials, check_workers,
+                     check_working_set)
 from .results import FightResult
 from .rng import BLOCK_TRIALS, SeedLike, root_sequence
 from .roster import Roster, default_roster, load_roster
 from .ruleset import SIDES, Matchup, Rounds, Ruleset, parse_rounds
 from .rulesets import all_rulesets, get_ruleset
 
-__all__ = ["fight", "unit", "rulesets", "build_matchup", "parse_settings", "provenance", "Settings"]
+__all__ = ["fight", "unit", "rulesets", "build_matchup", "parse_settings", "provenance", "Settings", "check_stream"]
 
 Settings = tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any]]
 
 
-def unit(ruleset: str | Ruleset, **fields: Any) -> Any:
+def unit(ruleset: str | Ruleset, *, options: Mapping[str, Any] | None = None, **fields: Any) -> Any:
     """Build one unit profile from keyword fields, validated like a roster entry.
+
+    Everything a roster load checks is checked here (ranges, combinations, and
+    roster-wide rules such as a mecha armour letter being in the chart).
 
     Parameters
     ----------
     ruleset : str or Ruleset
+    options : mapping, optional
+        The ruleset options the unit will fight under (default: the ruleset's defaults),
+        for the roster-wide checks.
     **fields
         The ruleset's unit fields (``name`` is required), as in a ``[[unit]]`` table.
 
@@ -45,7 +53,11 @@ def unit(ruleset: str | Ruleset, **fields: Any) -> Any:
     1000
     """
     rs = get_ruleset(ruleset)
-    return rs.parse_unit(fields, Where("unit()", str(fields.get("name", "?"))))
+    name = fields.get("name")
+    where = Where("unit()", name if isinstance(name, str) else None)
+    profile = rs.parse_unit(fields, where)
+    rs.check_roster([profile], rs.resolve_options(options), where)
+    return profile
 
 
 def rulesets() -> list[Ruleset]:
@@ -84,6 +96,8 @@ def _roster_of(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
         if roster.ruleset != rs.id:
             raise InputError(f"{roster.source}: a {roster.ruleset} roster, expected a {rs.id} roster")
         return roster
+    if not isinstance(roster, (str, Path)):
+        raise InputError(f"roster: got {type(roster).__name__}, expected a Roster, a file path or None")
     return load_roster(roster, rs)
 
 
@@ -99,11 +113,17 @@ def parse_settings(ruleset: str | Ruleset, items: Iterable[str]) -> Settings:
     (states, overrides, options)
     """
     rs = get_ruleset(ruleset)
+    if isinstance(items, str) or not isinstance(items, Iterable):
+        raise InputError(f"items: got {type(items).__name__} {_short(items)}, expected a list of "
+                         "'SIDE.KEY=VALUE' or 'OPTION=VALUE' strings")
     states: dict[str, dict[str, Any]] = {}
     overrides: dict[str, dict[str, Any]] = {}
     options: dict[str, Any] = {}
     unit_fields = {f.name for f in rs.unit_fields}
     for item in items:
+        if not isinstance(item, str):
+            raise InputError(f"items: got {type(item).__name__} {_short(item)} in the list, expected "
+                             "'SIDE.KEY=VALUE' or 'OPTION=VALUE' strings")
         if "=" not in item:
             raise InputError(f"--set {item!r}: expected SIDE.KEY=VALUE or OPTION=VALUE")
         key, value = item.split("=", 1)
@@ -166,6 +186,9 @@ def build_matchup(
         ``matchup.copies`` says how many copies each is.
     """
     rs = get_ruleset(ruleset)
+    states = check_side_mappings(states, "states")
+    overrides = check_side_mappings(overrides, "overrides")
+    options = check_mapping(options, "options")
     need_roster = isinstance(attacker, str) or isinstance(defender, str) or roster is not None
     ros = _roster_of(rs, roster) if need_roster else None
     in_force = resolve_budget(budget, ros.budget if ros is not None else None)
@@ -196,7 +219,9 @@ def build_matchup(
             counts = {side: copies_for(u, in_force) for side, u in zip(SIDES, units)}
         units = [rs.copies(u, counts[side]) for side, u in zip(SIDES, units)]
     matchup = Matchup(units[0], units[1], st, opts, counts, in_force if copies is None else None)
-    return matchup, rs.prepare(matchup)
+    plan = rs.prepare(matchup)
+    check_working_set(rs, plan, BLOCK_TRIALS)  # refuse, before any fight, a block that would not fit
+    return matchup, plan
 
 
 def fight(
@@ -266,16 +291,18 @@ def fight(
     0.31
     """
     rs = get_ruleset(ruleset)
-    rounds = rs.default_rounds if rounds is None else parse_rounds(rounds)
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
-        raise InputError(f"--max-rounds: got {max_rounds!r}, expected a positive integer")
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise InputError(f"--trials: got {trials!r}, expected a positive integer")
+    rounds = rs.default_rounds if rounds is None else parse_rounds(rounds, Where())
+    max_rounds = check_max_rounds(max_rounds)
+    trials = check_trials(trials)
+    workers = check_workers(workers)
+    stream = check_stream(stream)
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress: got {type(progress).__name__}, expected a callable progress(done, total) or None")
+    root = root_sequence(seed)
     matchup, plan = build_matchup(
         rs, attacker, defender, states=states, overrides=overrides, options=options, roster=roster, from_text=from_text,
         budget=budget, copies=copies,
     )
-    root = root_sequence(seed)
     tally = run_tally(rs, plan, int(trials), root, rounds=rounds, max_rounds=int(max_rounds),
                       stream=tuple(stream), workers=workers, progress=progress)
     settings = {
@@ -293,3 +320,19 @@ def fight(
     seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
     return FightResult(rs, matchup.attacker.name, matchup.defender.name, tally, settings,
                        provenance(root, stream=list(stream), ruleset=rs.id, spec=rs.spec), seed_out)
+
+
+def check_stream(stream: Any) -> tuple[int, ...]:
+    """A random-stream address: a tuple of non-negative integers below 2**32."""
+    if isinstance(stream, (str, bytes)) or not isinstance(stream, Iterable):
+        raise InputError(f"stream: got {_short(stream)}, expected a tuple of non-negative integers")
+    out = tuple(stream)
+    for k in out:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < 2**32:
+            raise InputError(f"stream: got {_short(stream)}, expected a tuple of integers in 0..2**32-1")
+    return tuple(int(k) for k in out)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

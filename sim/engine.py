@@ -3,19 +3,22 @@
 Each block draws from its own addressed stream (:func:`sim.rng.block_rng`) and is
 folded into an integer :class:`~sim.tally.Tally`; tallies merge exactly, so the
 result is identical for any worker count, task grouping or completion order.
-Peak memory is one block per worker, whatever the number of trials.
+Peak memory is one block per worker, whatever the number of trials: blocks are
+generated lazily and only a few tasks are in flight at a time, and a plan whose
+block would not fit the memory limit is refused (:func:`sim.limits.check_working_set`).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 import numpy as np
 
-from .rng import BLOCK_TRIALS, block_rng, block_sizes
+from .limits import check_trials, check_working_set, check_workers, iter_block_sizes
+from .rng import BLOCK_TRIALS, block_rng
 from .ruleset import Rounds, Ruleset
 from .rulesets import get_ruleset
 from .tally import Tally
@@ -71,7 +74,8 @@ def run_tally(
     stream : tuple of int
         Stream address prefix (e.g. a matrix cell); blocks add their index.
     workers : int
-        Local processes; 1 runs in this process. ``0`` or negative means all cores.
+        Local processes; 1 runs in this process. ``0`` or negative means all cores;
+        more than the cores are clamped to the cores.
     progress : callable, optional
         ``progress(done, total)``.
     blocks_per_task : int, optional
@@ -83,16 +87,21 @@ def run_tally(
     -------
     Tally
     """
-    sizes = block_sizes(trials, BLOCK_TRIALS)
-    order = list(block_order) if block_order is not None else list(range(len(sizes)))
-    if sorted(order) != list(range(len(sizes))):
-        raise ValueError("block_order must be a permutation of the block indices")
-    blocks = [(i, sizes[i]) for i in order]
-    if workers <= 0:
-        workers = os.cpu_count() or 1
-    workers = min(workers, len(blocks))
-    per_task = blocks_per_task or max(1, len(blocks) // (4 * workers)) if workers > 1 else (blocks_per_task or 1)
-    tasks = [blocks[k : k + per_task] for k in range(0, len(blocks), per_task)]
+    trials = check_trials(trials)
+    check_working_set(ruleset, plan, min(trials, BLOCK_TRIALS))
+    if block_order is not None:  # tests only: a permutation of the block indices, materialised
+        sizes = dict(iter_block_sizes(trials, BLOCK_TRIALS))
+        order = list(block_order)
+        if sorted(order) != list(range(len(sizes))):
+            raise ValueError("block_order must be a permutation of the block indices")
+        blocks: Iterator[tuple[int, int]] = iter([(i, sizes[i]) for i in order])
+    else:
+        blocks = iter_block_sizes(trials, BLOCK_TRIALS)  # lazy: flat memory whatever the trial count
+    n_blocks = -(-trials // BLOCK_TRIALS)
+    workers = min(check_workers(workers), n_blocks)
+    # about four tasks per worker, at most 64 blocks each (a task's list of blocks stays small)
+    per_task = blocks_per_task or (min(64, max(1, n_blocks // (4 * workers))) if workers > 1 else 1)
+    tasks = _batched(blocks, per_task)
     total = Tally(len(ruleset.outcome_categories), tuple(e.name for e in ruleset.extras))
     done = 0
     if workers == 1:
@@ -105,13 +114,35 @@ def run_tally(
     # The ruleset travels pickled (by class reference, so any importable ruleset works in
     # a worker, registered or not: a plugin under test before it is installed).
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {
-            pool.submit(_run_blocks, ruleset, plan, root, stream, task, rounds, max_rounds): sum(s for _, s in task)
-            for task in tasks
-        }
-        for fut in as_completed(futures):
-            total = total.merge(fut.result())
-            done += futures[fut]
-            if progress:
-                progress(done, trials)
+        # a bounded window of tasks in flight: never one future per block up front
+        pending: dict[Any, int] = {}
+        try:
+            while True:
+                while len(pending) < 2 * workers:
+                    task = next(tasks, None)
+                    if task is None:
+                        break
+                    fut = pool.submit(_run_blocks, ruleset, plan, root, stream, task, rounds, max_rounds)
+                    pending[fut] = sum(s for _, s in task)
+                if not pending:
+                    break
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    total = total.merge(fut.result())
+                    done += pending.pop(fut)
+                    if progress:
+                        progress(done, trials)
+        except BaseException:  # Ctrl-C or a failed task: do not start what is still queued
+            for fut in pending:
+                fut.cancel()
+            raise
     return total
+
+
+def _batched(blocks: Iterator[tuple[int, int]], size: int) -> Iterator[list[tuple[int, int]]]:
+    """Consecutive groups of ``size`` blocks, lazily."""
+    while True:
+        task = list(itertools.islice(blocks, size))
+        if not task:
+            return
+        yield task

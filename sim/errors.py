@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MeleelabError", "InputError", "MatchupError", "Where"]
+__all__ = ["MeleelabError", "InputError", "MatchupError", "TooLargeError", "Where"]
 
 
 class MeleelabError(ValueError):
@@ -52,3 +52,7 @@ class Where:
             parts.append(f"field {field!r}")
         parts.append(text)
         return ": ".join(parts)
+
+
+class TooLargeError(MatchupError):
+    """A matchup whose tables and block of fights would not fit the memory limit (see :mod:`sim.limits`)."""

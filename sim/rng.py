@@ -15,6 +15,8 @@ import hashlib
 
 import numpy as np
 
+from .errors import InputError
+
 __all__ = ["BLOCK_TRIALS", "SeedLike", "root_sequence", "block_rng", "stable_key", "block_sizes"]
 
 #: Trials per random-stream block. Part of the reproducibility contract: results
@@ -37,13 +39,19 @@ def root_sequence(seed: SeedLike) -> np.random.SeedSequence:
     Returns
     -------
     numpy.random.SeedSequence
+
+    Raises
+    ------
+    sim.errors.InputError
+        For anything else (a negative int, a float, a string...).
     """
     if isinstance(seed, np.random.SeedSequence):
         return seed
     if seed is None:
         return np.random.SeedSequence()
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise TypeError(f"seed must be a non-negative int, a SeedSequence or None, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**128:
+        text = repr(seed) if len(repr(seed)) <= 60 else repr(seed)[:57] + "..."
+        raise InputError(f"seed: got {text}, expected an integer in 0..2**128-1, a SeedSequence or None")
     return np.random.SeedSequence(int(seed))
 
 

@@ -77,6 +77,8 @@ class Roster:
 
     def unit(self, name: str) -> Any:
         """The unit called ``name``; a one-line error listing the names otherwise."""
+        if not isinstance(name, str):
+            raise InputError(f"{self.source}: a unit name must be a string, got {type(name).__name__}")
         if name not in self.units:
             raise InputError(f"{self.source}: no unit {name!r} (units: {', '.join(self.units)})")
         return self.units[name]
@@ -117,16 +119,23 @@ def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roste
     sim.errors.InputError
         One line naming the file, unit, field, value and what was expected.
     """
+    if not isinstance(path, (str, Path)):
+        raise InputError(f"path: got {type(path).__name__}, expected a file path (str or pathlib.Path)")
     p = Path(path)
     where = Where(str(path))
     try:
-        text = p.read_text(encoding="utf-8")
+        # utf-8-sig: spreadsheets' "CSV UTF-8" exports start with a byte-order mark
+        text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"{path}: no such roster file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, expected a roster file") from None
     except OSError as e:
-        raise InputError(f"{path}: cannot read roster file ({e.strerror})") from None
+        raise InputError(f"{path}: cannot read roster file ({e.strerror or e})") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: roster file is not UTF-8 text") from None
+    except ValueError as e:  # e.g. an embedded NUL in the path
+        raise InputError(f"{path!r}: not a usable file path ({e})") from None
     suffix = p.suffix.lower()
     if suffix == ".toml":
         try:
@@ -143,6 +152,10 @@ def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
                      ruleset: str | Ruleset | None = None) -> Roster:
     """Build a roster from the mapping a TOML file parses to (see :func:`load_roster`)."""
     where = Where(source)
+    if not isinstance(data, Mapping):
+        raise InputError(f"{source}: got {type(data).__name__}, expected a mapping (the tables of a TOML roster)")
+    if "ruleset" not in data:
+        raise where.error("ruleset", None, 'the ruleset id, e.g. ruleset = "mecha" (the key is required)')
     rs = _ruleset_of(data.get("ruleset"), ruleset, where)
     allowed = {"ruleset", "unit", "options", "description", "title", "budget"} | set(rs.roster_tables)
     for key in data:
@@ -166,8 +179,12 @@ def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
     units = []
     for i, raw in enumerate(raw_units, start=1):
         raw = dict(raw)
-        raw.setdefault("name", f"unit {i}")
-        units.append(rs.parse_unit(raw, where.at(str(raw["name"]))))
+        name = raw.get("name")
+        label = name.strip() if isinstance(name, str) and name.strip() else f"#{i}"
+        units.append(rs.parse_unit(raw, where.at(label)))
+    description = data.get("description", data.get("title", ""))
+    if not isinstance(description, str):
+        raise where.error("description", description, "a string")
     budget = None
     if "budget" in data:
         if not rs.fields_copies:
@@ -175,13 +192,26 @@ def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
         budget = parse_budget(data["budget"], f"{source}: field 'budget'")
         if not isinstance(budget, float):
             raise where.error("budget", data["budget"], "a positive number of points")
-    roster = _finish(rs, units, options, where, description=str(data.get("description", data.get("title", ""))))
-    return roster.with_budget(budget)
+    return _finish(rs, units, options, where, description=description).with_budget(budget)
 
 
 def _roster_from_csv(text: str, where: Where, ruleset: str | Ruleset | None) -> Roster:
     reader = csv.DictReader(io.StringIO(text))
-    rows = [dict(r) for r in reader]
+    try:
+        header = reader.fieldnames
+        if header is not None:
+            seen: set[str] = set()
+            for column in header:
+                if column in seen:
+                    raise InputError(f"{where.source}: line 1: column {column!r} appears twice in the header")
+                seen.add(column)
+        rows = [dict(r) for r in reader]
+    except csv.Error as e:
+        why = str(e)
+        if "field limit" in why:
+            why = f"a cell is longer than {csv.field_size_limit():,} characters"
+        # the error comes while reading the next line, before the reader counts it
+        raise InputError(f"{where.source}: line {reader.line_num + 1}: not valid CSV ({why})") from None
     if reader.fieldnames is None:
         raise InputError(f"{where.source}: empty CSV roster (expected a header row of field names)")
     for i, r in enumerate(rows, start=2):

@@ -114,16 +114,19 @@ class Matchup:
 
 
 def parse_rounds(value: Any, where: Where = Where("--rounds")) -> Rounds:
-    """``"end"`` or a positive integer (``"3"`` is accepted)."""
+    """``"end"`` or an integer in 1..MAX_ROUNDS (``"3"`` is accepted)."""
+    from .limits import MAX_ROUNDS
+
+    expected = f'an integer in 1..{MAX_ROUNDS:,} or "end"'
     if isinstance(value, str):
         if value.strip().lower() == END:
             return END
-        try:
-            value = int(value)
-        except ValueError:
-            raise where.error("rounds", value, 'a positive integer or "end"') from None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise where.error("rounds", value, 'a positive integer or "end"')
+        text = value.strip()
+        if not (text.isascii() and text.isdigit()):
+            raise where.error("rounds", value, expected)
+        value = int(text)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_ROUNDS:
+        raise where.error("rounds", value, expected)
     return int(value)
 
 
@@ -214,6 +217,9 @@ class Ruleset:
 
     def resolve_states(self, given: Mapping[str, Mapping[str, Any]] | None, *, from_text: bool = False) -> dict[str, dict[str, Any]]:
         """Every state for both sides: defaults, then ``given`` (validated)."""
+        from .limits import check_side_mappings
+
+        given = check_side_mappings(given, "states")
         out: dict[str, dict[str, Any]] = {side: {} for side in SIDES}
         for s in self.state_fields:
             for side in s.sides:
@@ -234,10 +240,12 @@ class Ruleset:
 
     def resolve_options(self, *layers: Mapping[str, Any] | None, from_text: bool = False) -> dict[str, Any]:
         """Every option: defaults, then each layer in turn (roster, then call)."""
+        from .limits import check_mapping
+
         out = {f.name: f.default for f in self.option_fields}
         where = Where("options", None)
         for layer in layers:
-            for key, raw in (layer or {}).items():
+            for key, raw in check_mapping(layer, "options").items():
                 f = self.option_field(key)
                 if f is None:
                     known = ", ".join(f.name for f in self.option_fields) or "none"
@@ -302,6 +310,16 @@ class Ruleset:
             return res if res.is_file() else None
         except (ModuleNotFoundError, TypeError, OSError):  # a plain module or a namespace without files
             return None
+    def working_set(self, plan: Any, n: int) -> int:
+        """Estimated peak bytes of ``simulate(plan, n, ...)``: the plan's tables plus ``n`` fights' arrays.
+
+        The engine refuses a matchup whose block would not fit :data:`sim.limits.MEMORY_BUDGET`
+        (see :func:`sim.limits.check_working_set`). Rulesets override this with an
+        estimate from their unit sizes; this default allows 4 KiB per fight.
+        """
+        from .limits import table_bytes
+
+        return table_bytes(plan) + 4096 * int(n)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -8,13 +8,15 @@ from text for CSV cells and ``--set``) and, when the value is wrong, raises an
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError, Where
 
-__all__ = ["REQUIRED", "Field", "StateField", "parse_fields", "text_to_value"]
+__all__ = ["REQUIRED", "MAX_TEXT", "Field", "StateField", "parse_fields", "text_to_value", "points_field"]
 
 
 class _Required:
@@ -24,6 +26,11 @@ class _Required:
 
 #: Marker default: the field must be given.
 REQUIRED: Any = _Required()
+
+#: Longest text of a ``str`` field (unit names, labels): they go into tables and plot labels.
+MAX_TEXT = 100
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
@@ -121,6 +128,9 @@ class Field:
             if not isinstance(value, str) or not value.strip():
                 raise bad
             value = value.strip()
+            if len(value) > MAX_TEXT or any(unicodedata.category(c) == "Cc" for c in value):
+                raise where.error(self.name, value, f"{self.expected} of at most {MAX_TEXT} characters, "
+                                                    "without control characters (tabs, line breaks)")
         elif self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
                 raise bad
@@ -187,19 +197,13 @@ def text_to_value(f: Field, text: str) -> Any:
     t = text.strip()
     if f.optional and t.lower() in _NONE:
         return None
+    # ASCII digits only: Python's int() and float() also take "2_0" and other scripts' digits ("٣")
     if f.kind == "int":
-        try:
-            return int(t)
-        except ValueError:
-            return t
+        return int(t) if _INT_TEXT.fullmatch(t) else t
     if f.kind == "number":
-        try:
+        if _INT_TEXT.fullmatch(t):
             return int(t)
-        except ValueError:
-            try:
-                return float(t)
-            except ValueError:
-                return t
+        return float(t) if _FLOAT_TEXT.fullmatch(t) else t
     if f.kind == "bool":
         if t.lower() in _TRUE:
             return True
@@ -278,3 +282,14 @@ def _is_numpy_number(value: Any) -> bool:
     import numpy as np
 
     return isinstance(value, (np.integer, np.floating))
+
+
+def points_field(doc: str = "points cost") -> Field:
+    """The ``points`` field every ruleset shares: optional, from ``POINTS_MIN`` to ``POINTS_MAX``.
+
+    Positive (equal-points fights divide a budget by it, and efficiency divides by
+    it) and bounded (plots and sums stay finite).
+    """
+    from .limits import POINTS_MAX, POINTS_MIN
+
+    return Field("points", "number", doc, lo=POINTS_MIN, hi=POINTS_MAX, default=None, optional=True)

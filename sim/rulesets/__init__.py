@@ -67,6 +67,8 @@ def get_ruleset(ruleset: str | Ruleset) -> Ruleset:
     if isinstance(ruleset, Ruleset):
         return ruleset
     reg = _registry()
+    if not isinstance(ruleset, str):
+        raise InputError(f"ruleset: got {type(ruleset).__name__}, expected a ruleset id ({', '.join(reg.rulesets)})")
     if ruleset in reg.rulesets:
         return reg.rulesets[ruleset]
     for problem in reg.problems:

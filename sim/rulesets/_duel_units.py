@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Where
-from ..schema import Field, parse_fields
+from ..schema import Field, parse_fields, points_field
 
 __all__ = ["Weapon", "DuelUnit", "UNIT_FIELDS", "WEAPON_FIELDS", "WEAPON_SLOTS", "parse_weapon", "parse_duel_unit",
            "unit_to_dict", "unit_row", "rows_to_mappings", "apply_overrides"]
@@ -46,7 +46,7 @@ UNIT_FIELDS = (
     Field("weapon", "table", "{ strength, damage, abilities }; absent = bare hands", default=None, optional=True),
     Field("second_weapon", "table", "a second melee weapon (identical: +1A; different: both abilities)",
           default=None, optional=True),
-    Field("points", "number", "points cost", lo=0, default=None, optional=True),
+    points_field("points cost"),
 )
 
 

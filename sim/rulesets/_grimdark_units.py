@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from ..errors import InputError, Where
-from ..schema import Field, parse_fields
+from ..schema import Field, parse_fields, points_field
 
 __all__ = [
     "ModelGroup", "Squad", "WEAPONS", "PROFILE_FIELDS", "GROUP_FIELDS", "UNIT_FIELDS",
@@ -110,7 +110,7 @@ GROUP_FIELDS = (
 #: Fields of a ``[[unit]]`` table in the homogeneous shorthand (``models = N``).
 UNIT_FIELDS = (
     Field("name", "str", "unit name"),
-    Field("points", "number", "points cost of the squad", lo=0, default=None, optional=True),
+    points_field("points cost of the squad"),
     Field("models", "int", "models in a homogeneous squad (or [[unit.models]] tables for groups)", lo=1, hi=100),
     *PROFILE_FIELDS,
 )

@@ -189,6 +189,14 @@ class Duel(Ruleset):
         return simulate_general(plan, n, rng, rounds, max_rounds)
 
     # ------------------------------------------------------------- reference
+    def working_set(self, plan: DuelPlan, n: int) -> int:
+        """Memory guard estimate: the chain tables (built lazily, under 64 MiB) and per fight arrays that
+        grow with the models on both sides (measured 2.7 KB for 20 against 20)."""
+        from ..limits import table_bytes
+
+        models = sum(getattr(u, "count", 1) for u in (plan.matchup.attacker, plan.matchup.defender))
+        return table_bytes(plan) + (64 << 20) + int(n) * (512 + 96 * models)
+
     def resolve_one(self, plan: DuelPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
         return resolve_fight(plan, dice, rounds, max_rounds)
 

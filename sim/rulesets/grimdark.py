@@ -115,10 +115,10 @@ class Grimdark(Ruleset):
 
     # ------------------------------------------------------------ units
     def parse_unit(self, mapping: Mapping[str, Any], where: Where, *, from_text: bool = False) -> Squad:
-        return parse_squad(mapping, where, from_text=from_text)
+        return _check_size(parse_squad(mapping, where, from_text=from_text), where)
 
     def units_from_rows(self, rows: list[Mapping[str, str]], where: Where) -> list[Squad]:
-        return squads_from_rows(rows, where)
+        return [_check_size(s, where.at(s.name)) for s in squads_from_rows(rows, where)]
 
     def unit_to_dict(self, unit: Squad) -> dict[str, Any]:
         return squad_to_dict(unit)
@@ -144,7 +144,16 @@ class Grimdark(Ruleset):
     def with_overrides(self, unit: Squad, overrides: Mapping[str, Any], where: Where, *,
                        from_text: bool = False) -> Squad:
         """``ws=5`` changes every group; ``2.ws=5`` group 2 only; ``models=N`` a homogeneous squad's size."""
-        return squad_with_overrides(unit, overrides, where, from_text=from_text)
+        return _check_size(squad_with_overrides(unit, overrides, where, from_text=from_text), where)
+
+    def working_set(self, plan: GrimdarkPlan, n: int) -> int:
+        """Plan tables, the chain's tables when it applies (<= MAX_STATES^2), and per fight a few
+        int64 arrays per strike pool."""
+        from ..limits import table_bytes
+        from ._grimdark_chain import MAX_STATES
+
+        groups = sum(len(s.groups) for s in (plan.matchup.attacker, plan.matchup.defender))
+        return table_bytes(plan) + 16 * MAX_STATES**2 * 2 + int(n) * 8 * (40 + 4 * groups)
 
     # ------------------------------------------------------------ behaviour
     def prepare(self, matchup: Matchup) -> GrimdarkPlan:
@@ -263,4 +272,14 @@ def _chain(plan: GrimdarkPlan) -> ChainTables | None:
     return plan.cache["chain"]
 
 
+def _check_size(squad: Squad, where: Where) -> Squad:
+    """Documented limits of a roster's squad (:mod:`sim.limits`); copies fielded at a budget have their own."""
+    from ..limits import GRIMDARK_MAX_GROUPS, GRIMDARK_MAX_MODELS
+
+    if len(squad.groups) > GRIMDARK_MAX_GROUPS:
+        raise where.error("models", f"{len(squad.groups)} groups",
+                          f"at most {GRIMDARK_MAX_GROUPS} model groups in a squad")
+    if squad.models > GRIMDARK_MAX_MODELS:
+        raise where.error("models", f"{squad.models} models", f"at most {GRIMDARK_MAX_MODELS} models in a squad")
+    return squad
 RULESET = Grimdark()

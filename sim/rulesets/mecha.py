@@ -29,7 +29,7 @@ from ..dice import DiceStream
 from ..errors import InputError, MatchupError, Where
 from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
 from ..ruleset import END, Matchup, Rounds, Ruleset
-from ..schema import Field, StateField
+from ..schema import Field, StateField, points_field
 
 __all__ = ["MechaUnit", "Chart", "Mecha", "RULESET", "RESULTS"]
 
@@ -138,7 +138,7 @@ class Mecha(Ruleset):
         Field("physical", "int", "physical combat modifier: 0 suit, -1 limited walker, -2 vehicle", lo=-5, hi=5),
         Field("armour", "str", "armour letter of the chart, A (heaviest) .. E"),
         Field("engageable", "bool", "false for fliers and Neuspotters (cannot be engaged)", default=True),
-        Field("points", "number", "points cost", lo=0, default=None, optional=True),
+        points_field("points cost"),
     )
     state_fields = (
         StateField(Field("immobilised", "bool", "starts the fight immobilised (-2, cannot evade)", default=False)),
@@ -251,6 +251,12 @@ class Mecha(Ruleset):
                         np.asarray(n_rounds, np.int64), capped, weights=weights)
 
     # ------------------------------------------------------------- reference
+    def working_set(self, plan: MechaPlan, n: int) -> int:
+        """Memory guard estimate: tiny tables, a few small arrays per fight (measured under 40 bytes)."""
+        from ..limits import table_bytes
+
+        return table_bytes(plan) + 256 * int(n)
+
     def resolve_one(self, plan: MechaPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
         m, chart = plan.matchup, plan.chart
         immobilised = {side: bool(m.state(side, "immobilised")) for side in ("attacker", "defender")}

@@ -54,7 +54,7 @@ from ..dice import DiceStream
 from ..errors import MatchupError
 from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
 from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
-from ..schema import Field, StateField
+from ..schema import Field, StateField, points_field
 from ._pools_kernel import (DESTROYED, HELD, RETREATED, ReceivedTables, RoundSetup, SideStats, SingleTable,
                             build_tables, run_multinomial, run_rounds, single_engagement_table)
 
@@ -116,7 +116,7 @@ class Pools(Ruleset):
         Field("move", "number", "move in inches; 0 = stationary (destroyed if it loses)", lo=0, hi=24),
         Field("wounds", "int", "wounds per base", lo=1, hi=10, default=1),
         Field("vehicle", "bool", "a vehicle: loses one die per base as the defender", default=False),
-        Field("points", "number", "points cost", lo=0, default=None, optional=True),
+        points_field("points cost"),
     )
     state_fields = (
         StateField(Field("charge", "bool", "contact by a Charge action: +1 die per base (first engagement)",
@@ -219,6 +219,12 @@ class Pools(Ruleset):
         return run_rounds(plan.sides, plan.setup, n, rng, fixed, limit, plan.tables, plan.single)
 
     # ------------------------------------------------------------- reference
+    def working_set(self, plan: PoolsPlan, n: int) -> int:
+        """Memory guard estimate: the engagement tables and under 250 bytes per fight (measured at 50 bases)."""
+        from ..limits import table_bytes
+
+        return table_bytes(plan) + (32 << 20) + 1024 * int(n)
+
     def resolve_one(self, plan: PoolsPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
         m, o = plan.matchup, plan.matchup.options
         unit = {"attacker": m.attacker, "defender": m.defender}

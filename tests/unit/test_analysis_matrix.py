@@ -180,9 +180,9 @@ def test_states_apply_by_role():
 @pytest.mark.parametrize("kwargs, match", [
     ({"units": ["AFS", "Nobody"]}, "no unit 'Nobody'"),
     ({"units": ["AFS", "AFS"]}, "named more than once"),
-    ({"half_width": 0.7}, "--half-width"),
-    ({"half_width": 0.0}, "--half-width"),
-    ({"max_trials": 0}, "--max-trials"),
+    ({"half_width": 0.7}, "half_width"),
+    ({"half_width": 0.0}, "half_width"),
+    ({"max_trials": 0}, "max_trials"),
     ({"rounds": "often"}, "rounds"),
     ({"overrides": {"attacker": {"defence": 99}}}, "defence"),
 ])

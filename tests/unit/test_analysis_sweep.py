@@ -153,7 +153,7 @@ def test_workers_do_not_change_results():
     ({"field": "nonsense", "values": [1]}, "nonsense"),
     ({"field": "name", "values": ["x"]}, "not a stat"),
     ({"field": "defence", "values": []}, "no values"),
-    ({"field": "defence", "values": [1], "side": "charger"}, "--side"),
+    ({"field": "defence", "values": [1], "side": "charger"}, "side: "),
     ({"field": "defence", "values": [1], "overrides": {"attacker": {"defence": 2}}}, "conflicts"),
     ({"field": "defence", "values": [1], "opponents": ["Fliege"]}, "can fight none"),
 ])

@@ -83,7 +83,7 @@ from ...dice import DiceStream
 from ...errors import MatchupError, Where
 from ...outcomes import Outcomes, TrialOutcome
 from ...ruleset import Extra, Matchup, Rounds, Ruleset
-from ...schema import Field, StateField
+from ...schema import Field, StateField, points_field
 from .groups import simulate_groups
 from .kernel import KernelPlan, build_plan, simulate
 from .reference import REENGAGE_RULES, resolve_fight
@@ -136,7 +136,7 @@ class Warband(Ruleset):
         Field("weapons", "str_list", "one or two close-combat weapons", choices=WEAPON_NAMES,
               default=("dagger",), min_items=1, max_items=2),
         Field("skills", "str_list", "combat skills", choices=SKILLS, default=()),
-        Field("points", "number", "points cost", lo=0, default=None, optional=True),
+        points_field("points cost"),
     )
     state_fields = (
         StateField(Field("charging", "bool", "charged this fight: strikes first in round 1", default=True),
@@ -183,6 +183,12 @@ class Warband(Ruleset):
             raise MatchupError(f"warband: {k} copies of {unit.name!r} ({unit.count} each) make {unit.count * k} "
                                f"warriors, more than the {limit} a side can field; lower the budget")
         return replace(unit, count=unit.count * k, points=None if unit.points is None else unit.points * k)
+    def check_roster(self, units: list[Any], options: Mapping[str, Any], where: Where) -> None:
+        """The all_alone and rout switches test Leadership: every unit needs ``ld`` when one is on."""
+        switch = "all_alone" if options.get("all_alone") else "rout" if options.get("rout") else None
+        for u in units if switch else ():
+            if u.ld is None:
+                raise where.at(u.name).error("ld", None, f"a Leadership 2..12 (the {switch} switch is on)")
 
     def prepare(self, matchup: Matchup) -> WarbandPlan:
         for side in ("attacker", "defender"):
@@ -213,6 +219,14 @@ class Warband(Ruleset):
         if plan.kernel.groups is not None:
             return simulate_groups(plan.kernel, n, rng, rounds, max_rounds)
         return simulate(plan.kernel, n, rng, rounds, max_rounds)
+
+    def working_set(self, plan: WarbandPlan, n: int) -> int:
+        """Memory guard estimate: per fight, int8 state per warrior and int8 dice per attack
+        (measured 1.6 KB for 10 against 10 warriors of 10 attacks)."""
+        from ...limits import table_bytes
+
+        attacks = sum(u.count * (u.a + 2) for u in (plan.matchup.attacker, plan.matchup.defender))
+        return table_bytes(plan) + int(n) * (512 + 16 * attacks)
 
     def resolve_one(self, plan: WarbandPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
         return resolve_fight(plan.attacker, plan.defender, plan.charging, plan.fist_as_user, dice, rounds, max_rounds,

@@ -1,0 +1,74 @@
+"""CSV text that a spreadsheet opens as data, never as formulas.
+
+Spreadsheets run a cell that starts with ``=``, ``+``, ``-`` or ``@`` as a formula
+(and some also after a leading tab or carriage return), so a unit named
+``=HYPERLINK("http://evil", "click")`` in a roster would become a live link in
+every table we write. Every CSV writer goes through :func:`csv_text`, which
+prefixes such *text* cells with a single quote ``'`` (the usual neutralisation:
+spreadsheets show the text as written). Numbers are written as numbers, so a
+negative value stays ``-0.25``. :func:`restore_cell` undoes the prefix when we read
+our own files back (``balance --from-matrix``).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["FORMULA_START", "neutralise_cell", "restore_cell", "neutralise_frame", "csv_text"]
+
+#: Characters that make a spreadsheet treat a cell as a formula.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_cell(value: Any) -> Any:
+    """``value`` with a leading ``'`` when it is text a spreadsheet would run as a formula."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def restore_cell(value: Any) -> Any:
+    """Undo :func:`neutralise_cell` (``"'=x"`` -> ``"=x"``); anything else is returned unchanged."""
+    if isinstance(value, str) and value.startswith("'") and value[1:].startswith(FORMULA_START):
+        return value[1:]
+    return value
+
+
+def _text_like(series: pd.Series) -> bool:
+    return series.dtype == object or isinstance(series.dtype, pd.StringDtype)
+
+
+def _neutralise_index(index: pd.Index) -> pd.Index:
+    if isinstance(index, pd.MultiIndex):
+        return index.set_levels([_neutralise_index(level) for level in index.levels])
+    if index.dtype == object or isinstance(index.dtype, pd.StringDtype):
+        return pd.Index([neutralise_cell(v) for v in index], name=neutralise_cell(index.name), dtype=object)
+    return index.rename(neutralise_cell(index.name))
+
+
+def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` with every text cell, column name and index label neutralised."""
+    out = frame.copy()
+    for col in out.columns:
+        if _text_like(out[col]):
+            out[col] = out[col].map(neutralise_cell, na_action="ignore")
+    out.columns = _neutralise_index(out.columns)
+    out.index = _neutralise_index(out.index)
+    return out
+
+
+def csv_text(frame: pd.DataFrame, *, index: bool = False) -> str:
+    """Deterministic, spreadsheet-safe CSV text.
+
+    Fixed float format (:data:`analysis.estimates.CSV_FLOAT_FORMAT`), ``\\n`` line
+    ends, empty cells for NaN, text cells neutralised (:func:`neutralise_frame`).
+    The one function every CSV the tool writes goes through.
+    """
+    from .estimates import CSV_FLOAT_FORMAT
+
+    buf = io.StringIO()
+    neutralise_frame(frame).to_csv(buf, index=index, float_format=CSV_FLOAT_FORMAT, lineterminator="\n")
+    return buf.getvalue()

@@ -1,0 +1,234 @@
+"""Documented limits on what one run may ask for, and the checks that enforce them.
+
+Every number a user types (trial counts, rounds, workers, seeds) is checked here
+against a limit the kernels can hold, with a one-line :class:`~sim.errors.InputError`
+that names the argument. The memory guard estimates a block's working set from
+its plan (:meth:`sim.ruleset.Ruleset.working_set`) and refuses a matchup that
+would not fit, before a single fight runs.
+
+Limits (also in ``docs/guide.md``, "Limits"):
+
+* trials per run or per matrix cell: 1 .. :data:`MAX_TRIALS` (10**15, below 2**53,
+  so every count stays exact in int64 and float64);
+* rounds (``--rounds N``) and the cap of ``--rounds end`` (``--max-rounds``):
+  1 .. :data:`MAX_ROUNDS`;
+* worker processes: at most the machine's cores (more are clamped to the cores);
+* seeds: integers 0 .. 2**128 - 1 (what ``numpy.random.SeedSequence`` takes in);
+* a matrix: at most :data:`MAX_MATRIX_UNITS` units; a sweep: at most
+  :data:`MAX_SWEEP_VALUES` values; the plans a matrix, sweep or comparison
+  holds at once: at most :data:`PLANS_BUDGET` of tables; the batch tallies a
+  sweep or comparison keeps for paired errors: at most :data:`MAX_KEPT_BATCHES`;
+* memory: a block's estimated working set (the plan's tables plus
+  :data:`~sim.rng.BLOCK_TRIALS` fights' arrays) at most :data:`MEMORY_BUDGET`
+  per worker process. Units are capped so that every shipped ruleset fits:
+  see each ruleset's field ranges (grimdark: at most :data:`GRIMDARK_MAX_GROUPS`
+  model groups and :data:`GRIMDARK_MAX_MODELS` models per squad).
+
+The guard never changes results: a block always runs whole, on its own stream
+(cutting it into smaller batches would draw the random numbers in another
+order, and so change the result), or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError, TooLargeError
+
+__all__ = [
+    "MAX_TRIALS", "MAX_ROUNDS", "MAX_SEED", "MEMORY_BUDGET", "GRIMDARK_MAX_GROUPS", "GRIMDARK_MAX_MODELS",
+    "POINTS_MIN", "POINTS_MAX", "PLANS_BUDGET", "MAX_MATRIX_UNITS", "MAX_SWEEP_VALUES", "MAX_KEPT_BATCHES",
+    "PlanBudget", "check_kept_batches", "cpu_count", "check_int", "check_trials", "check_max_rounds",
+    "check_workers", "check_mapping", "check_names", "check_side_mappings", "iter_block_sizes", "table_bytes",
+    "check_working_set",
+    "human_bytes",
+]
+
+#: Largest trial count of one run or one matrix cell (< 2**53: counts and sums stay exact).
+MAX_TRIALS = 10**15
+#: Largest fixed number of rounds and largest cap of ``rounds="end"``.
+MAX_ROUNDS = 1_000
+#: Largest seed (SeedSequence entropy is taken as a 128-bit integer here).
+MAX_SEED = 2**128 - 1
+#: Largest estimated working set of one block (plan tables + one block of fights), per process.
+MEMORY_BUDGET = 1 << 30
+#: Largest estimated tables of all the plans a matrix, sweep or comparison holds at once.
+PLANS_BUDGET = 4 << 30
+#: Most units in one matchup matrix (their square is the number of cells).
+MAX_MATRIX_UNITS = 100
+#: Most per-batch tallies a sweep or comparison keeps (about 2.4 KB each) for its paired errors.
+MAX_KEPT_BATCHES = 250_000
+#: Most values of one swept field.
+MAX_SWEEP_VALUES = 1_000
+#: grimdark: most model groups and models in one squad (bounds the kernel's tables to ~200 MB).
+GRIMDARK_MAX_GROUPS = 10
+GRIMDARK_MAX_MODELS = 100
+#: Allowed points cost of a unit (when given): positive, finite and plottable.
+POINTS_MIN = 0.01
+POINTS_MAX = 1_000_000
+
+
+def cpu_count() -> int:
+    """Cores this process may use (the affinity mask where the platform has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def _is_int(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer))
+
+
+def check_int(value: Any, name: str, lo: int, hi: int) -> int:
+    """``value`` as an int in ``lo..hi``, or an InputError naming ``name``."""
+    if not _is_int(value) or not lo <= value <= hi:
+        raise InputError(f"{name}: got {_short(value)}, expected an integer in {lo:,}..{hi:,}")
+    return int(value)
+
+
+def check_trials(value: Any, name: str = "trials") -> int:
+    """A trial count in 1 .. MAX_TRIALS."""
+    return check_int(value, name, 1, MAX_TRIALS)
+
+
+def check_max_rounds(value: Any, name: str = "max_rounds") -> int:
+    """A round cap in 1 .. MAX_ROUNDS."""
+    return check_int(value, name, 1, MAX_ROUNDS)
+
+
+def check_workers(value: Any, name: str = "workers") -> int:
+    """The number of processes to use: ``<= 0`` means every core, more than the cores is clamped to them."""
+    if not _is_int(value):
+        raise InputError(f"{name}: got {_short(value)}, expected an integer (<= 0: every core)")
+    cores = cpu_count()
+    return cores if value <= 0 else min(int(value), cores)
+
+
+def check_mapping(value: Any, name: str) -> Mapping[str, Any]:
+    """``value`` (None allowed) as a mapping with string keys."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"{name}: got {_short(value)}, expected a mapping (dict) or None")
+    for key in value:
+        if not isinstance(key, str):
+            raise InputError(f"{name}: key {_short(key)} is not a string")
+    return value
+
+
+def check_side_mappings(value: Any, name: str) -> Mapping[str, Mapping[str, Any]]:
+    """``{"attacker": {...}, "defender": {...}}`` (either side may be absent)."""
+    outer = check_mapping(value, name)
+    for side, inner in outer.items():
+        if side not in ("attacker", "defender"):
+            raise InputError(f"{name}: side must be attacker or defender, got {side!r}")
+        check_mapping(inner, f"{name}[{side!r}]")
+    return outer
+
+
+def check_names(value: Any, name: str) -> list[str]:
+    """A list of strings (unit names, roles) from a sequence that is not itself a string."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or \
+            not all(isinstance(v, str) for v in value):
+        raise InputError(f"{name}: got {_short(value)}, expected a list of strings")
+    return list(value)
+
+
+def iter_block_sizes(n_trials: int, block_trials: int) -> Iterator[tuple[int, int]]:
+    """``(block index, size)`` of every block of ``n_trials``, generated lazily (flat memory in the trial count)."""
+    full, rest = divmod(int(n_trials), int(block_trials))
+    for index in range(full):
+        yield index, block_trials
+    if rest:
+        yield full, rest
+
+
+def table_bytes(obj: Any, _seen: set[int] | None = None) -> int:
+    """Bytes of every NumPy array reachable from ``obj`` (dataclasses, tuples, lists, dicts)."""
+    seen = _seen if _seen is not None else set()
+    if id(obj) in seen or obj is None or isinstance(obj, (str, bytes, int, float, bool)):
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, Mapping):
+        return sum(table_bytes(v, seen) for v in obj.values())
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return sum(table_bytes(v, seen) for v in obj)
+    names = list(getattr(obj, "__dict__", {}))
+    for klass in type(obj).__mro__:
+        names += list(getattr(klass, "__slots__", ()))
+    total = 0
+    for k in names:
+        try:
+            total += table_bytes(getattr(obj, k), seen)
+        except AttributeError:
+            continue
+    return total
+
+
+def human_bytes(n: float) -> str:
+    """``1.5 GiB`` style."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError  # pragma: no cover
+
+
+def check_working_set(ruleset: Any, plan: Any, n: int, *, budget: int | None = None) -> int:
+    """Refuse a plan whose block of ``n`` fights would not fit the memory budget.
+
+    Returns the estimate (bytes). Raises :class:`~sim.errors.TooLargeError` (a
+    MatchupError: a matrix records such a pair as not fought, with the reason).
+    """
+    budget = MEMORY_BUDGET if budget is None else budget
+    need = int(ruleset.working_set(plan, n))
+    if need > budget:
+        m = getattr(plan, "matchup", None)
+        who = f" ({m.attacker.name!r} vs {m.defender.name!r})" if m is not None else ""
+        raise TooLargeError(
+            f"{ruleset.id}: this matchup{who} needs about {human_bytes(need)} per block of {n:,} fights, "
+            f"over the {human_bytes(budget)} memory limit per worker: use smaller units")
+    return need
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class PlanBudget:
+    """Running total of the tables of the plans a run holds at once (a matrix keeps one per cell).
+
+    :meth:`add` raises an :class:`~sim.errors.InputError` (the whole run is refused,
+    not one cell) once the total passes :data:`PLANS_BUDGET`.
+    """
+
+    def __init__(self, what: str, budget: int | None = None) -> None:
+        self.what = what
+        self.budget = PLANS_BUDGET if budget is None else budget
+        self.total = 0
+        self.count = 0
+
+    def add(self, ruleset: Any, plan: Any) -> None:
+        self.total += table_bytes(plan)
+        self.count += 1
+        if self.total > self.budget:
+            raise InputError(f"{self.what}: the tables of its first {self.count} matchups already take "
+                             f"{human_bytes(self.total)}, over the {human_bytes(self.budget)} limit: "
+                             "use fewer or smaller units")
+
+
+def check_kept_batches(what: str, runs: int, trials: int, batch_trials: int) -> None:
+    """Refuse a paired run that would keep more than :data:`MAX_KEPT_BATCHES` per-batch tallies."""
+    batches = -(-int(trials) // int(batch_trials))
+    if runs * batches > MAX_KEPT_BATCHES:
+        raise InputError(f"{what}: {runs:,} runs of {batches:,} batches each keep {runs * batches:,} batch tallies "
+                         f"for the paired errors, over the limit of {MAX_KEPT_BATCHES:,}: use fewer trials, "
+                         "values or opponents")
