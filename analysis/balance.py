@@ -364,6 +364,9 @@ def balance_summary(matrix: Any, *, seed: int = 0, progress: Any = None, curves:
     else:
         ruleset = getattr(matrix.ruleset, "id", None) or str(matrix.ruleset)
     classes = twin_classes(matrix, units)
+    if len(classes) < 2:
+        raise InputError(f"balance: {', '.join(units)} fight exactly alike (same profile and copies): "
+                         "a balance needs at least two units that differ")
     cm = _Collapsed(collapse(frame, classes), list(classes))
     sa = side_averaged(cm)
     pay = payoff_matrix(cm, sa=sa)

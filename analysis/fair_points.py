@@ -256,7 +256,7 @@ def fair_points(matrix: Any, *, replicates: int = REPLICATES, seed: int = 0,
 
 def points_efficiency(rates: pd.DataFrame, fair: pd.DataFrame, points: pd.Series) -> pd.DataFrame:
     """Score per 100 fielded points and value for money (fair price / points) per unit with points."""
-    out = rates[["unit", "score", "win_rate"]].copy()
+    out = rates.reindex(columns=["unit", "score", "win_rate"]).copy()  # a lone unit has no rates
     out["points"] = out["unit"].map(points)
     out = out[out["points"].notna() & (out["points"] > 0)]
     out["score_per_100_points"] = 100 * out["score"] / out["points"]

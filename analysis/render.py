@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["plain_text", "plain_text_plots", "make_plain", "figure_png", "FALLBACK_FONTS"]
+__all__ = ["plain_text", "plain_text_plots", "make_plain", "figure_png", "glyph_warnings", "FALLBACK_FONTS"]
 
 #: Wide-coverage fonts used as fallbacks when installed (never required).
 FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans", "WenQuanYi Zen Hei", "Droid Sans Fallback",
@@ -91,14 +91,16 @@ def make_plain(fig: Any) -> None:
         text.set_parse_math(False)
 
 
-def figure_png(fig: Any, *, dpi: int) -> bytes:
-    """``fig`` as PNG bytes (deterministic: no software stamp), plain text, one warning for missing glyphs."""
-    buf = io.BytesIO()
-    with plain_text(), warnings.catch_warnings(record=True) as caught:
+@contextmanager
+def glyph_warnings() -> Iterator[None]:
+    """Collect matplotlib's per-glyph "missing from font" warnings raised inside; warn once for new characters.
+
+    Drawing a figure is not the only place they come from: a plot function that
+    measures its texts (to place a legend) renders them too.
+    """
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        make_plain(fig)
-        fig.tight_layout()
-        fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+        yield
     missing: set[str] = set()
     for w in caught:
         m = _GLYPH.search(str(w.message))
@@ -113,5 +115,14 @@ def figure_png(fig: Any, *, dpi: int) -> bytes:
         _reported.update(new)
         shown = "".join(sorted(new)[:20]) + ("..." if len(new) > 20 else "")
         warnings.warn(f"{len(new)} characters of unit names are not in the plot fonts and show as boxes ({shown}); "
-                      "install a font that has them (e.g. Noto Sans CJK) to draw them", UserWarning, stacklevel=2)
+                      "install a font that has them (e.g. Noto Sans CJK) to draw them", UserWarning, stacklevel=3)
+
+
+def figure_png(fig: Any, *, dpi: int) -> bytes:
+    """``fig`` as PNG bytes (deterministic: no software stamp), plain text, one warning for missing glyphs."""
+    buf = io.BytesIO()
+    with plain_text(), glyph_warnings():
+        make_plain(fig)
+        fig.tight_layout()
+        fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()

@@ -556,10 +556,10 @@ def _plain(x: Any) -> Any:
 def _render(draw: Callable[[Any], Any], size: tuple[float, float]) -> bytes:
     from matplotlib.figure import Figure
 
-    from .render import figure_png, plain_text
+    from .render import figure_png, glyph_warnings, plain_text
 
     fig = Figure(figsize=size)
-    with plain_text():
+    with plain_text(), glyph_warnings():
         ax = fig.add_subplot()
         draw(ax)
     return figure_png(fig, dpi=100)

@@ -323,13 +323,13 @@ def fight(
 
 
 def check_stream(stream: Any) -> tuple[int, ...]:
-    """A random-stream address: a tuple of non-negative integers below 2**32."""
+    """A random-stream address: a tuple of non-negative integers below 2**128 (a name's key is a 128-bit digest)."""
     if isinstance(stream, (str, bytes)) or not isinstance(stream, Iterable):
         raise InputError(f"stream: got {_short(stream)}, expected a tuple of non-negative integers")
     out = tuple(stream)
     for k in out:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < 2**32:
-            raise InputError(f"stream: got {_short(stream)}, expected a tuple of integers in 0..2**32-1")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < 2**128:
+            raise InputError(f"stream: got {_short(stream)}, expected a tuple of integers in 0..2**128-1")
     return tuple(int(k) for k in out)
 
 

@@ -144,6 +144,8 @@ class Grimdark(Ruleset):
     def with_overrides(self, unit: Squad, overrides: Mapping[str, Any], where: Where, *,
                        from_text: bool = False) -> Squad:
         """``ws=5`` changes every group; ``2.ws=5`` group 2 only; ``models=N`` a homogeneous squad's size."""
+        if not overrides:  # a fielded squad (copies at a budget) may exceed a roster squad's limits
+            return unit
         return _check_size(squad_with_overrides(unit, overrides, where, from_text=from_text), where)
 
     def working_set(self, plan: GrimdarkPlan, n: int) -> int:

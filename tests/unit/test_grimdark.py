@@ -448,8 +448,9 @@ def test_copies_strike_as_one_pool_and_the_limits_are_checked():
 
 def test_huge_pools_draw_binomials_and_agree_with_the_tables(monkeypatch):
     from sim.rulesets import _grimdark_plan
-    big = squad("big", group(100, a=3, s=5), group(100, a=3, s=5))
-    foe = squad("foe", group(100, t=4, save=4), group(100, t=4, save=4))
+    # 200 models a side: more than a roster squad may hold, so fielded as two copies (as a budget does)
+    big = rs.copies(squad("big", group(100, a=3, s=5)), 2)
+    foe = rs.copies(squad("foe", group(100, t=4, save=4)), 2)
     _, plan = sim.build_matchup(rs, big, foe)
     monkeypatch.setattr(_grimdark_plan, "MAX_COUNT_ENTRIES", 0)
     _, untabled = sim.build_matchup(rs, big, foe)

@@ -358,4 +358,4 @@ def test_a_degenerate_points_line_gives_no_suggestion_instead_of_an_overflow(tmp
     path = tmp_path / "matrix_long.csv"
     frame.to_csv(path, index=False)
     code, out, err = run(capsys, "balance", "mecha", "--from-matrix", path)
-    assert code == 0 and "Fair points" in out, err
+    assert code == 0 and "Fair prices" in out, err
