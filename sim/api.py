@@ -192,6 +192,7 @@ def fight(
     progress: ProgressCallback | None = None,
     stream: tuple[int, ...] = (),
     from_text: bool = False,
+    executor: Any = None,
 ) -> FightResult:
     """Simulate ``trials`` fights between two units.
 
@@ -221,6 +222,9 @@ def fight(
         Random-stream address prefix; equal streams give common random numbers.
     from_text : bool
         State/override/option values are text (``--set``).
+    executor : object, optional
+        Run the blocks on a ``dask.distributed.Client`` (or anything with its
+        ``submit`` shape) instead of local processes; results are identical.
 
     Returns
     -------
@@ -244,7 +248,7 @@ def fight(
     )
     root = root_sequence(seed)
     tally = run_tally(rs, plan, int(trials), root, rounds=rounds, max_rounds=int(max_rounds),
-                      stream=tuple(stream), workers=workers, progress=progress)
+                      stream=tuple(stream), workers=workers, progress=progress, executor=executor)
     settings = {
         "rounds": rounds,
         "max_rounds": int(max_rounds),

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
 
+from .executor import TaskQueue, executor_slots, local_pool
 from .rng import BLOCK_TRIALS, block_rng, block_sizes
 from .ruleset import Rounds, Ruleset
 from .rulesets import get_ruleset
@@ -56,6 +56,7 @@ def run_tally(
     progress: ProgressCallback | None = None,
     blocks_per_task: int | None = None,
     block_order: Sequence[int] | None = None,
+    executor: Any = None,
 ) -> Tally:
     """Tally ``trials`` fights of a prepared matchup.
 
@@ -78,6 +79,10 @@ def run_tally(
         Blocks per worker task (a scheduling knob; results do not depend on it).
     block_order : sequence of int, optional
         Order in which blocks run (for tests: results do not depend on it).
+    executor : object, optional
+        Where tasks run instead of local processes: a ``dask.distributed.Client``
+        or anything with its ``submit`` shape (:mod:`sim.executor`); ``workers``
+        is then ignored. Results do not depend on it.
 
     Returns
     -------
@@ -88,28 +93,38 @@ def run_tally(
     if sorted(order) != list(range(len(sizes))):
         raise ValueError("block_order must be a permutation of the block indices")
     blocks = [(i, sizes[i]) for i in order]
-    if workers <= 0:
-        workers = os.cpu_count() or 1
-    workers = min(workers, len(blocks))
-    per_task = blocks_per_task or max(1, len(blocks) // (4 * workers)) if workers > 1 else (blocks_per_task or 1)
+    if executor is None:
+        if workers <= 0:
+            workers = os.cpu_count() or 1
+        workers = min(workers, len(blocks))
+    else:
+        workers = executor_slots(executor)
+    parallel = executor is not None or workers > 1
+    per_task = blocks_per_task or (max(1, len(blocks) // (4 * workers)) if parallel else 1)
     tasks = [blocks[k : k + per_task] for k in range(0, len(blocks), per_task)]
     total = Tally(len(ruleset.outcome_categories), tuple(e.name for e in ruleset.extras))
     done = 0
-    if workers == 1:
+    if not parallel:
         for task in tasks:
             total = total.merge(_run_blocks(ruleset.id, plan, root, stream, task, rounds, max_rounds))
             done += sum(s for _, s in task)
             if progress:
                 progress(done, trials)
         return total
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {
-            pool.submit(_run_blocks, ruleset.id, plan, root, stream, task, rounds, max_rounds): sum(s for _, s in task)
-            for task in tasks
-        }
-        for fut in as_completed(futures):
-            total = total.merge(fut.result())
-            done += futures[fut]
+    pool = local_pool(workers) if executor is None else None
+    pending = TaskQueue(executor if executor is not None else pool)
+    try:
+        for task in tasks:
+            pending.submit(sum(s for _, s in task), _run_blocks, ruleset.id, plan, root, stream, task, rounds,
+                           max_rounds)
+        while len(pending):
+            size, tally = pending.next()
+            total = total.merge(tally)
+            done += size
             if progress:
                 progress(done, trials)
+    finally:
+        pending.cancel_all()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     return total
