@@ -137,6 +137,8 @@ def compare(
     progress: Callable[[int, int], None] | None = None,
     from_text: bool = False,
     paired: bool = True,
+    executor: Any = None,
+    store: Any = None,
 ) -> pd.DataFrame:
     """Measure how a change to a unit moves its results, on common random numbers.
 
@@ -159,6 +161,8 @@ def compare(
         ``progress(runs_done, runs_total)``.
     paired : bool
         ``False`` runs the variant on an independent stream (to show what pairing saves).
+    executor, store : optional
+        As in :func:`analysis.matrix.matchup_matrix`.
 
     Returns
     -------
@@ -192,17 +196,18 @@ def compare(
             for which, unit in (("base", base_unit), ("variant", variant_unit)):
                 a, d = (unit, o) if role == "attacker" else (o, unit)
                 try:
-                    _, plan = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
-                                                roster=ros, from_text=from_text)
+                    matchup, plan = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
+                                                      roster=ros, from_text=from_text)
                 except MatchupError as e:
                     notes[(o, role)] = str(e)
                     continue
                 s = stream if (paired or which == "base") else stream + (1,)
-                jobs.append(CellJob((o, role, which), plan, s, int(trials), None, True, batch))
+                jobs.append(CellJob((o, role, which), plan, s, int(trials), None, True, batch, identity=matchup))
     jobs = [j for j in jobs if j.key[:2] not in notes]
     if not jobs:
         raise InputError(f"compare: {base_unit.name} can fight none of the opponents ({next(iter(notes.values()))})")
-    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress)
+    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
+                    executor=executor, store=store)
 
     rows = []
     for o in opps:
@@ -221,7 +226,8 @@ def compare(
     frame["batches"] = frame["batches"].astype(np.int64)
     frame["note"] = frame["note"].fillna("")
     frame.attrs.update({"base": base_unit.name, "variant": label, "paired": paired,
-                        "seed_entropy": root.entropy, "ruleset": rs.id})
+                        "seed_entropy": root.entropy, "ruleset": rs.id,
+                        "resumed_cells": sum(r.from_store for r in done.values())})
     return frame
 
 

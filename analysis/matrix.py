@@ -21,7 +21,6 @@ import io
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +88,10 @@ class CellJob:
         Also return each block's own tally (for batch-means standard errors of paired differences).
     batch_trials : int
         Trials per block; :data:`sim.rng.BLOCK_TRIALS` keeps the engine's addressing.
+    identity : object, optional
+        What the job simulates beyond its plan, for the results store
+        (:mod:`analysis.store`), e.g. the :class:`~sim.ruleset.Matchup`; the
+        runner never reads it. ``None`` keeps the job out of the store.
     """
 
     key: Any
@@ -98,6 +101,7 @@ class CellJob:
     half_width: float | None = None
     keep_blocks: bool = False
     batch_trials: int = BLOCK_TRIALS
+    identity: Any = None
 
 
 @dataclass
@@ -107,6 +111,8 @@ class JobResult:
     key: Any
     tally: Tally
     blocks: list[Tally] | None = None
+    #: Taken from the results store instead of simulated.
+    from_store: bool = False
 
 
 def _new_tally(rs: Ruleset) -> Tally:
@@ -122,27 +128,28 @@ def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Ro
         total = total.merge(block)
         if blocks is not None:
             blocks.append(block)
-        if job.half_width is not None and _narrow_enough(total, job.half_width):
+        if _stops(job, total):
             break
     return JobResult(job.key, total, blocks)
+
+
+def _stops(job: CellJob, total: Tally) -> bool:
+    """The adaptive stopping rule, checked after every block in block order (by every runner)."""
+    return job.half_width is not None and _narrow_enough(total, job.half_width)
 
 
 def _narrow_enough(t: Tally, half_width: float) -> bool:
     return max(wilson_half_width(int(t.wins[1]), t.trials), wilson_half_width(int(t.wins[2]), t.trials)) <= half_width
 
 
-def _run_task(ruleset_id: str, root: np.random.SeedSequence, jobs: list[CellJob], rounds: Rounds,
-              max_rounds: int) -> list[JobResult]:
-    rs = get_ruleset(ruleset_id)
-    return [_run_one(rs, root, job, rounds, max_rounds) for job in jobs]
-
-
 def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[CellJob], *, rounds: Rounds,
-             max_rounds: int, workers: int = 1, progress: ProgressCallback | None = None) -> dict[Any, JobResult]:
-    """Run every job, in this process or across ``workers`` processes.
+             max_rounds: int, workers: int = 1, progress: ProgressCallback | None = None, executor: Any = None,
+             store: Any = None) -> dict[Any, JobResult]:
+    """Run every job, in this process, across ``workers`` processes or on ``executor``.
 
     Each job's numbers depend only on ``root``, its stream and its settings,
-    never on the worker count, the grouping of jobs into tasks or their order.
+    never on the worker count, the executor, the grouping of blocks into tasks
+    or their order (:mod:`analysis.runner`).
 
     Parameters
     ----------
@@ -152,37 +159,65 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     rounds : int or "end"
     max_rounds : int
     workers : int
-        Processes; ``<= 0`` means all cores.
+        Local processes; ``<= 0`` means all cores. Ignored with ``executor``.
     progress : callable, optional
         ``progress(jobs_done, jobs_total)`` as jobs finish.
+    executor : object, optional
+        A ``dask.distributed.Client`` or anything with its ``submit`` shape.
+    store : analysis.store.ResultsStore, optional
+        Finished jobs are taken from it and saved to it as they finish (jobs with
+        an ``identity``); see :attr:`JobResult.from_store`.
 
     Returns
     -------
     dict
-        Job key to :class:`JobResult`.
+        Job key to :class:`JobResult`, in job order.
     """
     jobs = list(jobs)
     out: dict[Any, JobResult] = {}
+    keys: dict[int, str | None] = {}
+    todo = jobs
+    if store is not None:
+        todo = []
+        for i, job in enumerate(jobs):
+            keys[i] = store.key(ruleset, root, rounds, max_rounds, job)
+            hit = store.get(keys[i]) if keys[i] else None
+            if hit is None:
+                todo.append(job)
+            else:
+                out[job.key] = JobResult(job.key, hit[0], hit[1], from_store=True)
+        if progress and out:
+            progress(len(out), len(jobs))
+    index = {id(job): i for i, job in enumerate(jobs)}
+
+    def finished(job: CellJob, tally: Tally, blocks: list[Tally] | None) -> None:
+        out[job.key] = JobResult(job.key, tally, blocks)
+        k = keys.get(index[id(job)])
+        if k:
+            store.put(k, tally, blocks, label=repr(job.key))
+        if progress:
+            progress(len(out), len(jobs))
+
     if workers <= 0:
         workers = os.cpu_count() or 1
-    workers = max(1, min(workers, len(jobs)))
-    if workers == 1:
-        for i, job in enumerate(jobs, start=1):
-            out[job.key] = _run_one(ruleset, root, job, rounds, max_rounds)
-            if progress:
-                progress(i, len(jobs))
-        return out
-    # about four tasks per worker balances cheap and expensive cells without drowning in pickling
-    per_task = max(1, math.ceil(len(jobs) / (4 * workers)))
-    tasks = [jobs[k : k + per_task] for k in range(0, len(jobs), per_task)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_run_task, ruleset.id, root, task, rounds, max_rounds) for task in tasks]
-        for fut in as_completed(futures):
-            for res in fut.result():
-                out[res.key] = res
-            if progress:
-                progress(len(out), len(jobs))
-    return out
+    workers = max(1, min(workers, sum(len(block_sizes(j.max_trials, j.batch_trials)) for j in todo) or 1))
+    if executor is None and workers == 1:
+        for job in todo:
+            res = _run_one(ruleset, root, job, rounds, max_rounds)
+            finished(job, res.tally, res.blocks)
+    elif todo:
+        from sim.executor import local_pool
+
+        from .runner import run_cells
+
+        pool = local_pool(workers) if executor is None else None
+        try:
+            run_cells(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds, executor=executor if executor is not None else pool,
+                      stop=_stops, on_done=lambda i, tally, blocks: finished(todo[i], tally, blocks))
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+    return {job.key: out[job.key] for job in jobs}
 
 
 # ------------------------------------------------------------- shared checks
@@ -247,6 +282,9 @@ class MatchupMatrix:
         Seed entropy, versions, block size, stream addressing.
     excluded : dict
         Unit name -> why it was left out (it could fight no one, e.g. a flier in mecha).
+    resumed_cells : int
+        Cells taken from the results store instead of simulated (not part of
+        ``settings``: the numbers are the same either way).
     """
 
     ruleset: str
@@ -256,6 +294,7 @@ class MatchupMatrix:
     settings: dict[str, Any]
     provenance: dict[str, Any]
     excluded: dict[str, str] = field(default_factory=dict)
+    resumed_cells: int = 0
 
     def wide(self, value: str = "p_attacker") -> pd.DataFrame:
         """``value`` as attacker rows x defender columns (in unit order)."""
@@ -362,6 +401,8 @@ def matchup_matrix(
     workers: int = 1,
     progress: ProgressCallback | None = None,
     from_text: bool = False,
+    executor: Any = None,
+    store: Any = None,
 ) -> MatchupMatrix:
     """Run every unit as attacker against every unit as defender (mirror matches included).
 
@@ -391,6 +432,11 @@ def matchup_matrix(
         ``progress(cells_done, cells_total)``.
     from_text : bool
         State/override/option values are text (``--set``).
+    executor : object, optional
+        A ``dask.distributed.Client`` (or anything with its ``submit`` shape) to run
+        the blocks on instead of local processes (results identical).
+    store : analysis.store.ResultsStore, optional
+        Reuse finished cells from it and save new ones as they finish.
 
     Returns
     -------
@@ -434,9 +480,11 @@ def matchup_matrix(
     if not kept:
         raise InputError(f"{ros.source}: no pair of these units can fight ({next(iter(notes.values()))})")
 
-    jobs = [CellJob((a, d), plans[(a, d)][1], cell_stream(a, d), int(max_trials), half_width)
+    jobs = [CellJob((a, d), plans[(a, d)][1], cell_stream(a, d), int(max_trials), half_width,
+                    identity=plans[(a, d)][0])
             for a in kept for d in kept if (a, d) in plans]
-    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress)
+    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
+                    executor=executor, store=store)
 
     settings = {
         "rounds": rounds, "max_rounds": int(max_rounds), "half_width": half_width, "max_trials": int(max_trials),
@@ -469,4 +517,5 @@ def matchup_matrix(
     long = pd.DataFrame(rows).reindex(columns=LONG_COLUMNS)
     long["trials"] = long["trials"].astype(np.int64)
     long["note"] = long["note"].fillna("")
-    return MatchupMatrix(rs.id, kept, long, results, settings, prov, excluded)
+    return MatchupMatrix(rs.id, kept, long, results, settings, prov, excluded,
+                         sum(r.from_store for r in done.values()))

@@ -105,6 +105,7 @@ def balance_pair(
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     options: Mapping[str, Any] | None = None,
     workers: int = 1,
+    executor: Any = None,
 ) -> BalanceSolution:
     """Find the value of ``field`` of ``unit`` that brings its matchup with ``opponent`` closest to 50%.
 
@@ -124,7 +125,7 @@ def balance_pair(
         The unit's role; ``both`` averages the two roles.
     trials : int
         Fights per candidate and role.
-    roster, seed, rounds, max_rounds, states, overrides, options, workers
+    roster, seed, rounds, max_rounds, states, overrides, options, workers, executor
         As in :func:`analysis.matrix.matchup_matrix`.
 
     Returns
@@ -137,7 +138,7 @@ def balance_pair(
         raise InputError(f"side: got {side!r}, expected both, attacker or defender")
     sides = list(SIDES) if side == "both" else [side]
     common = dict(roster=ros, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
-                  overrides=overrides, options=options, workers=workers)
+                  overrides=overrides, options=options, workers=workers, executor=executor)
     if field == "points":
         return _solve_points(rs, ros, unit, opponent, sides, common)
 

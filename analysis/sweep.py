@@ -105,6 +105,8 @@ def sweep(
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
     from_text: bool = False,
+    executor: Any = None,
+    store: Any = None,
 ) -> pd.DataFrame:
     """Win probability and damage of ``unit`` as one of its fields varies.
 
@@ -126,6 +128,9 @@ def sweep(
         As in :func:`analysis.matrix.matchup_matrix`.
     progress : callable, optional
         ``progress(runs_done, runs_total)``.
+    executor, store : optional
+        As in :func:`analysis.matrix.matchup_matrix`; ``frame.attrs["resumed_cells"]``
+        counts the runs taken from the store.
 
     Returns
     -------
@@ -175,10 +180,11 @@ def sweep(
                 continue
             p = getattr(matchup.unit(opp_side), "points", None)
             opp_points[o] = float(p) if p is not None else float("nan")
-            jobs.append(CellJob((o, i), plan, stream, int(trials), None, True, batch))
+            jobs.append(CellJob((o, i), plan, stream, int(trials), None, True, batch, identity=matchup))
     if not jobs:
         raise InputError(f"sweep: {base.name} can fight none of the opponents ({next(iter(notes.values()))})")
-    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress)
+    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
+                    executor=executor, store=store)
 
     rows = []
     for o in opps:
@@ -198,7 +204,8 @@ def sweep(
     frame["trials"] = frame["trials"].astype(np.int64)
     frame["note"] = frame["note"].fillna("")
     frame.attrs.update({"unit": base.name, "field": field, "side": side, "ruleset": rs.id,
-                        "seed_entropy": root.entropy, "fair_points_model": FAIR_POINTS_MODEL})
+                        "seed_entropy": root.entropy, "fair_points_model": FAIR_POINTS_MODEL,
+                        "resumed_cells": sum(r.from_store for r in done.values())})
     return frame
 
 
