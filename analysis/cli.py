@@ -6,8 +6,9 @@ writes what it returns. Bad input prints one line on stderr and exits 2.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import click
@@ -42,6 +43,42 @@ def _progress_bar(quiet: bool, desc: str) -> tuple[Callable[[int, int], None] | 
 
 def _roster_arg(ruleset: str, roster: str | None) -> sim.Roster:
     return sim.load_roster(roster, ruleset) if roster else sim.default_roster(ruleset)
+
+
+def _scheduler_option(f: Callable) -> Callable:
+    return click.option("--scheduler", type=str, default=None, metavar="ADDRESS|local:N",
+                        help='Run on a Dask cluster: a scheduler address (tcp://host:8786) or local:N to start N '
+                             'local workers (same result; needs pip install "meleelab[cluster]").')(f)
+
+
+def _fresh_option(f: Callable) -> Callable:
+    return click.option("--fresh", is_flag=True,
+                        help="Ignore the results store in --out (recompute every cell).")(f)
+
+
+@contextlib.contextmanager
+def _executor(scheduler: str | None, workers: int) -> Iterator[Any]:
+    """The Dask client of --scheduler (None without it), closed when the command ends."""
+    if scheduler is not None and workers != 1:
+        raise Failure("give --workers or --scheduler, not both")
+    from .executor import scheduler_client
+
+    with scheduler_client(scheduler) as client:
+        yield client
+
+
+def _out_folder(out: str | None) -> Any:
+    """The --out folder (checked now, before any work), or None."""
+    if not out:
+        return None
+    from .outdir import OutputFolder
+
+    return OutputFolder(out)
+
+
+def _echo_written(paths: Sequence[Any]) -> None:
+    for p in paths:
+        click.echo(f"wrote {p}")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -94,20 +131,22 @@ def _rounds_option(f: Callable) -> Callable:
 @click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
               help="A state (attacker.evading=true), a unit field (attacker.defence=3) or an option (KEY=VALUE).")
 @click.option("--workers", type=int, default=1, show_default=True, help="Local processes (same result for any value).")
+@_scheduler_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, trials: int, seed: int | None,
-              rounds: str | None, max_rounds: int, settings: tuple[str, ...], workers: int, as_json: bool,
-              quiet: bool) -> None:
+              rounds: str | None, max_rounds: int, settings: tuple[str, ...], workers: int, scheduler: str | None,
+              as_json: bool, quiet: bool) -> None:
     """Simulate TRIALS fights of ATTACKER against DEFENDER."""
     rs = sim.get_ruleset(ruleset)
     ros = _roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
     update, close = _progress_bar(quiet, f"{attacker} vs {defender}")
     try:
-        result = sim.fight(rs, attacker, defender, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
-                           states=states, overrides=overrides, options=options, workers=workers, roster=ros,
-                           progress=update, from_text=True)
+        with _executor(scheduler, workers) as executor:
+            result = sim.fight(rs, attacker, defender, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
+                               states=states, overrides=overrides, options=options, workers=workers, roster=ros,
+                               progress=update, from_text=True, executor=executor)
     finally:
         close()
     if as_json:
@@ -158,10 +197,11 @@ def _count_bar(quiet: bool, desc: str, unit: str) -> tuple[Callable[[int, int], 
 
 
 def _common_run_options(f: Callable) -> Callable:
-    """--seed, --set, --rounds/--max-rounds, --workers, --quiet, --out (shared by matrix, sweep, compare)."""
+    """--seed, --set, --rounds/--max-rounds, --workers, --scheduler, --quiet, --out (matrix, sweep, compare)."""
     f = click.option("--out", type=click.Path(file_okay=False), default=None,
-                     help="Directory for the CSV/PNG files (written atomically).")(f)
+                     help="Directory for the CSV/PNG files (replaced as a whole when the run ends).")(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
+    f = _scheduler_option(f)
     f = click.option("--workers", type=int, default=1, show_default=True,
                      help="Local processes (same result for any value).")(f)
     f = _rounds_option(f)
@@ -183,24 +223,34 @@ def _names(text: str | None) -> list[str] | None:
               help="Target 95% half-width of each cell's win probabilities (0.005 = +-0.5 percentage points).")
 @click.option("--max-trials", type=int, default=2_000_000, show_default=True, help="Trial cap per cell.")
 @_common_run_options
+@_fresh_option
 def matrix_cmd(ruleset: str, roster: str | None, units: str | None, half_width: float, max_trials: int,
                seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int, workers: int,
-               quiet: bool, out: str | None) -> None:
+               scheduler: str | None, quiet: bool, out: str | None, fresh: bool) -> None:
     """Every unit as attacker against every unit as defender, each cell run to a target precision.
 
     Writes OUT/matrix_long.csv (one row per pair), OUT/matrix.csv (attacker rows x
-    defender columns of P(attacker wins)), OUT/matrix.json (settings, seed) and OUT/matrix.png.
+    defender columns of P(attacker wins)), OUT/matrix.json (settings, seed), OUT/matrix.png
+    and OUT/metadata.json (resumed_cells). Finished cells are kept in OUT's results
+    store: the same command again computes only the cells still missing.
     """
     from .matrix import matchup_matrix
 
     rs = sim.get_ruleset(ruleset)
     ros = _roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
+    folder = _out_folder(out)
     update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
     try:
-        m = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials, seed=seed,
-                           rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                           workers=workers, progress=update, from_text=True)
+        with _executor(scheduler, workers) as executor:
+            m = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials, seed=seed,
+                               rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
+                               options=options, workers=workers, progress=update, from_text=True, executor=executor,
+                               store=folder.open_store(fresh=fresh) if folder else None)
+    except BaseException:
+        if folder:
+            folder.close()
+        raise
     finally:
         close()
     wide = m.wide("p_attacker")
@@ -211,9 +261,17 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, half_width: 
                f"seed entropy {m.provenance['seed_entropy']}")
     for unit, why in m.excluded.items():
         click.echo(f"left out {unit}: {why}")
-    if out:
-        for p in m.write(out):
-            click.echo(f"wrote {p}")
+    if folder:
+        meta = {"command": "matrix", "ruleset": rs.id, "cells": int(len(m.long)), "resumed_cells": m.resumed_cells}
+        _echo_written(folder.replace(lambda d: m.write(d) + [_write_metadata(d, meta)]))
+
+
+def _write_metadata(folder: Any, meta: dict[str, Any]) -> Any:
+    from .io import atomic_write_text
+    from .outdir import STORE_DIR, STORE_FILE
+
+    return atomic_write_text(f"{folder}/metadata.json",
+                             to_json({**meta, "store": f"{STORE_DIR}/{STORE_FILE}"}) + "\n")
 
 
 _ALL = "\0all"
@@ -233,13 +291,16 @@ _ALL = "\0all"
               help="UNIT's role.")
 @click.option("--trials", type=int, default=262_144, show_default=True, help="Fights per value and opponent.")
 @_common_run_options
+@_fresh_option
 def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, roster_file: str | None,
               side: str, trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-              max_rounds: int, workers: int, quiet: bool, out: str | None) -> None:
+              max_rounds: int, workers: int, scheduler: str | None, quiet: bool, out: str | None,
+              fresh: bool) -> None:
     """Vary one field of UNIT against OPPONENT (or every roster unit) on common random numbers.
 
     Writes OUT/sweep.csv (one row per value and opponent), OUT/sweep_marginal.csv
-    (win-probability points and fair points per stat point) and OUT/sweep.png.
+    (win-probability points and fair points per stat point), OUT/sweep.png and
+    OUT/metadata.json; finished runs are kept in OUT's results store for a rerun.
     """
     from .matrix import frame_to_csv
     from .sweep import marginal_value, parse_range, sweep
@@ -253,11 +314,18 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     ros = _roster_arg(rs.id, file)
     field, values = parse_range(vary)
     states, overrides, options = sim.parse_settings(rs, settings)
+    folder = _out_folder(out)
     update, close = _count_bar(quiet, f"sweep {field}", "runs")
     try:
-        frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros, trials=trials,
-                      seed=seed, rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
-                      options=options, workers=workers, progress=update, from_text=True)
+        with _executor(scheduler, workers) as executor:
+            frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros,
+                          trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
+                          overrides=overrides, options=options, workers=workers, progress=update, from_text=True,
+                          executor=executor, store=folder.open_store(fresh=fresh) if folder else None)
+    except BaseException:
+        if folder:
+            folder.close()
+        raise
     finally:
         close()
     marginal = marginal_value(frame)
@@ -269,14 +337,15 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     if len(marginal):
         click.echo(f"\nvalue of one point of {field} (win-probability points; fair points per point):")
         click.echo(marginal.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    if out:
+    if folder:
         from .io import atomic_write_bytes, atomic_write_text
 
-        paths = [atomic_write_text(f"{out}/sweep.csv", frame_to_csv(frame)),
-                 atomic_write_text(f"{out}/sweep_marginal.csv", frame_to_csv(marginal)),
-                 atomic_write_bytes(f"{out}/sweep.png", _sweep_png(frame))]
-        for p in paths:
-            click.echo(f"wrote {p}")
+        meta = {"command": "sweep", "ruleset": rs.id, "runs": int((frame["trials"] > 0).sum()),
+                "resumed_cells": int(frame.attrs.get("resumed_cells", 0))}
+        _echo_written(folder.replace(lambda d: [
+            atomic_write_text(d / "sweep.csv", frame_to_csv(frame)),
+            atomic_write_text(d / "sweep_marginal.csv", frame_to_csv(marginal)),
+            atomic_write_bytes(d / "sweep.png", _sweep_png(frame)), _write_metadata(d, meta)]))
 
 
 def _sweep_png(frame: Any) -> bytes:
@@ -308,7 +377,7 @@ def _sweep_png(frame: Any) -> bytes:
 @_common_run_options
 def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...], roster: str | None, role: str,
                 trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
-                workers: int, quiet: bool, out: str | None) -> None:
+                workers: int, scheduler: str | None, quiet: bool, out: str | None) -> None:
     """Compare BASE with VARIANT against OPPONENTS (default: the whole roster) on common random numbers.
 
     VARIANT is another unit of the roster, or field changes to BASE:
@@ -328,12 +397,14 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
             k, v = part.split("=", 1)
             var[k.strip()] = v.strip()
     states, overrides, options = sim.parse_settings(rs, settings)
+    folder = _out_folder(out)
     update, close = _count_bar(quiet, "compare", "runs")
     try:
-        frame = compare(rs, base, var, list(opponents) or None, roster=ros,
-                        roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
-                        rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                        workers=workers, progress=update, from_text=True)
+        with _executor(scheduler, workers) as executor:
+            frame = compare(rs, base, var, list(opponents) or None, roster=ros,
+                            roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
+                            rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
+                            options=options, workers=workers, progress=update, from_text=True, executor=executor)
     finally:
         close()
     click.echo(f"{rs.id}: {frame.attrs['variant']} vs {frame.attrs['base']}, paired on common random numbers, "
@@ -347,10 +418,10 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
                       "se_independent"]].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     for _, r in frame[frame["trials"] == 0].iterrows():
         click.echo(f"not fought: {r['opponent']} ({r['role']}): {r['note']}")
-    if out:
+    if folder:
         from .io import atomic_write_text
 
-        click.echo(f"wrote {atomic_write_text(f'{out}/compare.csv', frame_to_csv(frame))}")
+        _echo_written(folder.replace(lambda d: [atomic_write_text(d / "compare.csv", frame_to_csv(frame))]))
 
 
 # ---------------------------------------------------------- balance, report
@@ -359,6 +430,7 @@ def _report_run_options(f: Callable) -> Callable:
     from .report import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
+    f = _scheduler_option(f)
     f = click.option("--workers", type=int, default=1, show_default=True,
                      help="Local processes (same result for any value).")(f)
     f = _rounds_option(f)
@@ -382,8 +454,8 @@ def _report_run_options(f: Callable) -> Callable:
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Directory for the CSV tables (written atomically).")
 def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, half_width: float, max_trials: int,
-                settings: tuple[str, ...], rounds: str | None, max_rounds: int, workers: int, quiet: bool,
-                from_matrix: str | None, out: str | None) -> None:
+                settings: tuple[str, ...], rounds: str | None, max_rounds: int, workers: int, scheduler: str | None,
+                quiet: bool, from_matrix: str | None, out: str | None) -> None:
     """Rankings, Nash weights, dominated units, cycles and fair points for a roster.
 
     Runs the matchup matrix (or reads one with --from-matrix) and prints the
@@ -396,6 +468,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, 
     from .balance import balance_summary
 
     rs = sim.get_ruleset(ruleset)
+    folder = _out_folder(out)
     if from_matrix:
         import pandas as pd
 
@@ -418,37 +491,45 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, seed: int, 
         states, overrides, options = sim.parse_settings(rs, settings)
         update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
         try:
-            matrix = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials, seed=seed,
-                                    rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
-                                    options=options, workers=workers, progress=update, from_text=True)
+            with _executor(scheduler, workers) as executor:
+                matrix = matchup_matrix(rs, ros, _names(units), half_width=half_width, max_trials=max_trials,
+                                        seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
+                                        overrides=overrides, options=options, workers=workers, progress=update,
+                                        from_text=True, executor=executor)
         finally:
             close()
         source = f"{ros.source}, seed {seed}"
     summary = balance_summary(matrix)
     click.echo(f"({source})")
     click.echo(summary.text())
-    if out:
-        paths = summary.write(out)
-        if not from_matrix:
-            paths += [p for p in matrix.write(out, png=False) if p.suffix == ".csv"]
-        for p in paths:
-            click.echo(f"wrote {p}")
+    if folder:
+        def write(d: Any) -> list[Any]:
+            paths = summary.write(d)
+            if not from_matrix:
+                paths += [p for p in matrix.write(d, png=False) if p.suffix == ".csv"]
+            return paths
+
+        _echo_written(folder.replace(write))
 
 
 @cli.command("report")
 @click.argument("ruleset", required=False)
 @click.option("--all", "all_rulesets", is_flag=True, help="One report per registered ruleset (shipped rosters) + index.")
-@click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory.")
+@click.option("--out", type=click.Path(file_okay=False), required=True,
+              help="Output directory (replaced as a whole when the run ends).")
 @_report_run_options
+@_fresh_option
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | None, units: str | None, seed: int,
                half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
-               workers: int, quiet: bool) -> int:
+               workers: int, scheduler: str | None, quiet: bool, fresh: bool) -> int:
     """A self-contained HTML balance report, a Markdown summary and every CSV for a roster.
 
     `meleelab report RULESET --out DIR` writes DIR/report.html, summary.md,
     metadata.json and the CSV tables; `meleelab report --all --out reports/`
     writes one folder per ruleset (its shipped roster) and reports/index.html.
-    The same seed and settings give byte-identical CSV files.
+    The same seed and settings give byte-identical CSV files. Finished cells are
+    kept in DIR's results store: after an interruption, the same command computes
+    only the cells still missing (metadata.json: resumed_cells).
     """
     import os
     import time
@@ -458,9 +539,10 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     if all_rulesets:
         if ruleset or roster or units or settings:
             raise Failure("report --all uses each ruleset's shipped roster: give no RULESET, --roster, --units or --set")
-        result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
-                           half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
-                           workers=workers)
+        with _executor(scheduler, workers) as executor:
+            result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
+                               half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
+                               workers=workers, executor=executor, fresh=fresh)
         click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
                    f"(index: {os.path.join(out, 'index.html')})")
         for rid, why in result["failed"].items():
@@ -471,15 +553,19 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     rs = sim.get_ruleset(ruleset)
     ros = _roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
+    folder = _out_folder(out)
     update, close = _count_bar(quiet, f"{rs.id} report", "cells")
     start = time.perf_counter()
     try:
-        rep = build_report(rs, ros, units=_names(units), seed=seed, half_width=half_width, max_trials=max_trials,
-                           rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                           workers=workers, progress=update, from_text=True)
+        with _executor(scheduler, workers) as executor:
+            rep = build_report(rs, ros, units=_names(units), seed=seed, half_width=half_width, max_trials=max_trials,
+                               rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
+                               options=options, workers=workers, progress=update, from_text=True, executor=executor,
+                               store=folder.open_store(fresh=fresh))
+        paths = folder.replace(rep.write)
     finally:
+        folder.close()
         close()
-    paths = rep.write(out)
     click.echo(f"{rs.id}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
                f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files ({os.path.join(out, 'report.html')})")
     return 0
