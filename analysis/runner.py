@@ -16,8 +16,11 @@ of the blocks needed, and speculatively beyond it when workers would otherwise
 idle); blocks past the stopping point are cancelled or discarded.
 
 Task size follows measured cost: each item reports its run time and tasks are
-filled up to :data:`TASK_SECONDS` of estimated work, which keeps the scheduler
-overhead per task (about a millisecond on Dask, see ``docs/scale.md``) small.
+filled with ``max(TASK_SECONDS, 20 * workers * SCHEDULER_SECONDS)`` of estimated
+work, so the scheduler, which spends about :data:`SCHEDULER_SECONDS` per task,
+costs under 5% however many workers there are (``docs/scale.md``); but never
+more than half of a worker's share of the work known to be left, so a small job
+still spreads over every worker.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.executor import TaskQueue, executor_slots
+from sim.executor import TaskQueue, executor_slots, tune_malloc
 from sim.rng import block_rng
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
@@ -40,11 +43,16 @@ from sim.tally import Tally
 
 __all__ = ["run_cells", "TASK_SECONDS"]
 
-#: Estimated seconds of simulation per task (scheduler overhead per task is ~1 ms).
+#: Least estimated seconds of simulation per task.
 TASK_SECONDS = 0.25
 
-#: Most blocks in one task (bounds the size of a result and the work lost with a worker).
-MAX_TASK_BLOCKS = 64
+#: Scheduler cost per task assumed when sizing tasks: the no-op round trip measured on a
+#: 2-worker LocalCluster here was 1.7 ms (client, scheduler and workers on two cores).
+SCHEDULER_SECONDS = 0.002
+
+#: Most blocks in one item, and most items in one task (bounds the size of a result).
+MAX_TASK_BLOCKS = 4096
+MAX_TASK_ITEMS = 256
 
 Item = tuple[int, Any, tuple[int, ...], int, int, int, int, bool]
 
@@ -70,6 +78,7 @@ def run_items(ruleset_id: str, root: np.random.SeedSequence, rounds: Rounds, max
     list of (cell, start, stop, result, seconds)
         ``result`` is the list of per-block tallies when ``per_block``, else their merge.
     """
+    tune_malloc()
     rs = get_ruleset(ruleset_id)
     out = []
     for cell, plan, stream, batch, max_trials, start, stop, per_block in items:
@@ -165,7 +174,7 @@ def run_cells(
     on_done : callable
         ``on_done(job_index, tally, blocks)`` as each job finishes (in the calling thread).
     task_seconds : float
-        Estimated work per task.
+        Least estimated work per task (see the module docstring).
     """
     from sim.rng import block_sizes
 
@@ -184,11 +193,22 @@ def run_cells(
     task_cells: dict[int, list[_Cell]] = {}
     task_futures: dict[int, Any] = {}
     left = len(cells)
+    required = sum(c.want * c.job.batch_trials for c in cells)  # trials known to be needed, not yet submitted
+    scheduler_bound = max(task_seconds, 20 * slots * SCHEDULER_SECONDS)
+
+    def task_budget() -> float:
+        if not cost.overall:
+            return task_seconds
+        share = required * cost.overall / (2 * slots)
+        return max(task_seconds, min(scheduler_bound, share))
+
+    def need(c: _Cell) -> int:
+        return max(0, c.want - c.dispatched) * c.job.batch_trials
 
     def next_task() -> list[Item]:
         items: list[Item] = []
-        budget = task_seconds
-        while ready and budget > 0 and len(items) < MAX_TASK_BLOCKS:
+        budget = task_budget()
+        while ready and budget > 0 and len(items) < MAX_TASK_ITEMS:
             c = ready[0]
             if c.finished or c.dispatched >= c.want:
                 ready.popleft()
@@ -206,15 +226,19 @@ def run_cells(
         return items
 
     def _item(c: _Cell, k: int) -> Item:
+        nonlocal required
         start = c.dispatched
+        before = need(c)
         c.dispatched += k
+        required -= before - need(c)
         if c.adaptive and start == 0:
             active.append(c)
         j = c.job
         return (c.index, j.plan, tuple(j.stream), j.batch_trials, j.max_trials, start, start + k, c.per_block)
 
     def finish(c: _Cell) -> None:
-        nonlocal left
+        nonlocal left, required
+        required -= need(c)
         c.finished = True
         left -= 1
         if c in active:
@@ -228,6 +252,7 @@ def run_cells(
         on_done(c.index, c.total, c.blocks)
 
     def fold(c: _Cell, start: int, stop_: int, result: Any) -> None:
+        nonlocal required
         if not c.per_block:
             c.total = c.total.merge(result)
             c.merged += stop_ - start
@@ -248,7 +273,9 @@ def run_cells(
         if c.adaptive:
             want = _blocks_needed(c)
             if want > c.want:
+                before = need(c)
                 c.want = want
+                required += need(c) - before
                 if c.dispatched < c.want:
                     ready.appendleft(c)  # finish started cells first
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .executor import TaskQueue, executor_slots, local_pool
+from .executor import TaskQueue, executor_slots, local_pool, tune_malloc
 from .rng import BLOCK_TRIALS, block_rng, block_sizes
 from .ruleset import Rounds, Ruleset
 from .rulesets import get_ruleset
@@ -35,6 +35,7 @@ def _run_blocks(
     rounds: Rounds,
     max_rounds: int,
 ) -> Tally:
+    tune_malloc()
     rs = get_ruleset(ruleset_id)
     tally = Tally(len(rs.outcome_categories), tuple(e.name for e in rs.extras))
     for index, size in blocks:

@@ -82,7 +82,8 @@ def _same(a: dict, b: dict) -> None:
             assert all(x.same_as(y) for x, y in zip(a[k].blocks, b[k].blocks))
 
 
-def test_adaptive_cells_stop_at_the_same_block_in_any_finishing_order(shuffled):
+@pytest.mark.parametrize("slots", [3, 1000])
+def test_adaptive_cells_stop_at_the_same_block_in_any_finishing_order(slots):
     rs = get_ruleset("duel")
     ros = sim.default_roster("duel")
     names = ros.names[:4]
@@ -96,7 +97,11 @@ def test_adaptive_cells_stop_at_the_same_block_in_any_finishing_order(shuffled):
     seq = run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50)
     trials = sorted({r.tally.trials for r in seq.values()})
     assert len(trials) > 2 and trials[-1] > 4 * 4096  # cells really stop at different, later blocks
-    par = run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50, executor=shuffled)
+    shuffled = ShuffledExecutor(seed=slots, slots=slots)  # 1000 slots: every block is run ahead speculatively
+    try:
+        par = run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50, executor=shuffled)
+    finally:
+        shuffled.close()
     _same(seq, par)
     cells = [c for c, _, _ in shuffled.items]
     assert max(cells.count(c) for c in set(cells)) > 1  # a cell's blocks were spread over several tasks
