@@ -18,7 +18,7 @@ from typing import Any
 
 from sim.errors import InputError
 
-__all__ = ["scheduler_client", "parse_scheduler", "dask_available", "CONNECT_TIMEOUT"]
+__all__ = ["scheduler_client", "parse_scheduler", "dask_available", "check_workers", "CONNECT_TIMEOUT"]
 
 #: Seconds to wait for a remote scheduler before giving up with one line.
 CONNECT_TIMEOUT = 20
@@ -80,6 +80,30 @@ def scheduler_client(spec: str | None, *, memory_limit: str | None = None) -> It
     except (OSError, TimeoutError, ValueError) as e:
         raise InputError(f"--scheduler {value}: cannot connect ({' '.join(str(e).split())[:200]})") from None
     try:
+        check_workers(client)
         yield client
     finally:
         client.close()
+
+
+def simulator_identity() -> dict[str, str]:
+    """What a worker's numbers depend on: NumPy's version and the digest of the simulator's source."""
+    import numpy as np
+
+    from .store import code_digest
+
+    return {"numpy": np.__version__, "simulator": code_digest()[:16]}
+
+
+def check_workers(client: Any) -> None:
+    """Refuse a cluster whose workers would compute other numbers (another meleelab or NumPy)."""
+    here = simulator_identity()
+    try:
+        there = client.run(simulator_identity)
+    except Exception as e:  # noqa: BLE001 - e.g. meleelab not installed on the workers
+        raise InputError(f"--scheduler: the workers cannot run meleelab ({type(e).__name__}: "
+                         f"{' '.join(str(e).split())[:160]}); install the same meleelab on every worker") from None
+    for worker, ident in there.items():
+        if ident != here:
+            raise InputError(f"--scheduler: worker {worker} runs another simulator ({ident}, here {here}); "
+                             "install the same meleelab and NumPy on every worker")
