@@ -6,9 +6,8 @@ writes what it returns. Bad input prints one line on stderr and exits 2.
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -16,6 +15,12 @@ import click
 import sim
 from sim.errors import MeleelabError
 
+from .cli_scale import echo_written as _echo_written
+from .cli_scale import executor_for as _executor
+from .cli_scale import fresh_option as _fresh_option
+from .cli_scale import out_folder as _out_folder
+from .cli_scale import scheduler_option as _scheduler_option
+from .cli_scale import write_metadata as _write_metadata
 from .io import to_json
 
 __all__ = ["main", "cli"]
@@ -43,42 +48,6 @@ def _progress_bar(quiet: bool, desc: str) -> tuple[Callable[[int, int], None] | 
 
 def _roster_arg(ruleset: str, roster: str | None) -> sim.Roster:
     return sim.load_roster(roster, ruleset) if roster else sim.default_roster(ruleset)
-
-
-def _scheduler_option(f: Callable) -> Callable:
-    return click.option("--scheduler", type=str, default=None, metavar="ADDRESS|local:N",
-                        help='Run on a Dask cluster: a scheduler address (tcp://host:8786) or local:N to start N '
-                             'local workers (same result; needs pip install "meleelab[cluster]").')(f)
-
-
-def _fresh_option(f: Callable) -> Callable:
-    return click.option("--fresh", is_flag=True,
-                        help="Ignore the results store in --out (recompute every cell).")(f)
-
-
-@contextlib.contextmanager
-def _executor(scheduler: str | None, workers: int) -> Iterator[Any]:
-    """The Dask client of --scheduler (None without it), closed when the command ends."""
-    if scheduler is not None and workers != 1:
-        raise Failure("give --workers or --scheduler, not both")
-    from .executor import scheduler_client
-
-    with scheduler_client(scheduler) as client:
-        yield client
-
-
-def _out_folder(out: str | None) -> Any:
-    """The --out folder (checked now, before any work), or None."""
-    if not out:
-        return None
-    from .outdir import OutputFolder
-
-    return OutputFolder(out)
-
-
-def _echo_written(paths: Sequence[Any]) -> None:
-    for p in paths:
-        click.echo(f"wrote {p}")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -264,14 +233,6 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, half_width: 
     if folder:
         meta = {"command": "matrix", "ruleset": rs.id, "cells": int(len(m.long)), "resumed_cells": m.resumed_cells}
         _echo_written(folder.replace(lambda d: m.write(d) + [_write_metadata(d, meta)]))
-
-
-def _write_metadata(folder: Any, meta: dict[str, Any]) -> Any:
-    from .io import atomic_write_text
-    from .outdir import STORE_DIR, STORE_FILE
-
-    return atomic_write_text(f"{folder}/metadata.json",
-                             to_json({**meta, "store": f"{STORE_DIR}/{STORE_FILE}"}) + "\n")
 
 
 _ALL = "\0all"

@@ -60,8 +60,9 @@ def die_with_parent(parent_pid: int) -> None:
     """Make this (worker) process exit when ``parent_pid`` dies, even by SIGKILL.
 
     On Linux the kernel delivers SIGKILL on the parent's death
-    (``prctl(PR_SET_PDEATHSIG)``); elsewhere a daemon thread polls the parent
-    id. Called as the worker initializer of :func:`local_pool`.
+    (``prctl(PR_SET_PDEATHSIG)``); elsewhere a daemon thread checks every
+    second that ``parent_pid`` is alive. Called as the worker initializer of
+    :func:`local_pool`.
     """
     if sys.platform.startswith("linux"):
         try:
@@ -74,16 +75,27 @@ def die_with_parent(parent_pid: int) -> None:
             _watch_parent(parent_pid)
     else:  # pragma: no cover - exercised on macOS and Windows only
         _watch_parent(parent_pid)
-    # the parent may have died before prctl took effect: then we were already re-parented
-    if os.getppid() != parent_pid:
+    # the parent may have died before prctl took effect (with a fork server the direct parent is that server,
+    # which dies with the main process: so ask whether the main process is alive, not who the parent is)
+    if not _alive(parent_pid):
         os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - exists, owned by someone else
+        return True
+    return True
 
 
 def _watch_parent(parent_pid: int) -> None:
     def watch() -> None:
         import time
 
-        while os.getppid() == parent_pid:
+        while _alive(parent_pid):
             time.sleep(1.0)
         os._exit(1)
 
