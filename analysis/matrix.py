@@ -212,8 +212,9 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
 
         pool = local_pool(workers) if executor is None else None
         try:
-            run_cells(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds, executor=executor if executor is not None else pool,
-                      stop=_stops, on_done=lambda i, tally, blocks: finished(todo[i], tally, blocks))
+            run_cells(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
+                      executor=executor if executor is not None else pool, stop=_stops,
+                      on_done=lambda i, tally, blocks: finished(todo[i], tally, blocks))
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)

@@ -27,7 +27,6 @@ from typing import Any
 import sim
 from sim.executor import local_pool
 from sim.rng import BLOCK_TRIALS, block_rng, root_sequence
-from sim.rulesets import get_ruleset
 
 from .matrix import matchup_matrix
 from .runner import TASK_SECONDS

@@ -75,7 +75,8 @@ def test_the_key_covers_every_setting_and_nothing_else():
         return cell_key(**{**base, **kw}, job=job or _job())
 
     k = key()
-    assert k == key(job=_job()) == key(job=_job(key="another name"))  # rebuilt: same key; the caller's name is not in it
+    # rebuilt: the same key; the caller's name for the job is not in it
+    assert k == key(job=_job()) == key(job=_job(key="another name"))
     changed = [key(job=_job(overrides={"attacker": {"ws": 5}})), key(root=root_sequence(2)), key(rounds=3),
                key(max_rounds=40), key(job=_job(stream=(1, 2))), key(job=_job(half_width=0.02)),
                key(job=_job(max_trials=99_999)), key(job=_job(batch_trials=4096)), key(job=_job(keep_blocks=True))]
