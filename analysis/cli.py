@@ -20,6 +20,12 @@ import sim
 from sim.errors import MeleelabError
 from sim.limits import MAX_ROUNDS
 
+from .cli_scale import echo_written as _echo_written
+from .cli_scale import executor_for as _executor
+from .cli_scale import fresh_option as _fresh_option
+from .cli_scale import out_folder as _out_folder
+from .cli_scale import scheduler_option as _scheduler_option
+from .cli_scale import write_metadata as _write_metadata
 from .cli_types import MAX_ROUNDS_TYPE, NOTES, ROUNDS, SEED, TRIALS, WORKERS, Number, unit_names
 from .io import check_output_dir, to_json
 
@@ -118,21 +124,23 @@ def _rounds_option(f: Callable) -> Callable:
               help="A state (attacker.evading=true), a unit field (attacker.defence=3) or an option (KEY=VALUE).")
 @click.option("--workers", type=WORKERS, default=1, show_default=True,
               help="Local processes (same result for any value; at most the cores).")
+@_scheduler_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_budget_option
 def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, trials: int, seed: int | None,
-              rounds: str | None, max_rounds: int, settings: tuple[str, ...], workers: int, as_json: bool,
-              quiet: bool, budget: str | None) -> None:
+              rounds: str | None, max_rounds: int, settings: tuple[str, ...], workers: int, scheduler: str | None,
+              as_json: bool, quiet: bool, budget: str | None) -> None:
     """Simulate TRIALS fights of ATTACKER against DEFENDER."""
     rs = sim.get_ruleset(ruleset)
     ros = _roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
     update, close = _progress_bar(quiet, f"{attacker} vs {defender}")
     try:
-        result = sim.fight(rs, attacker, defender, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
-                           states=states, overrides=overrides, options=options, workers=workers, roster=ros,
-                           progress=update, from_text=True, budget=budget)
+        with _executor(scheduler, workers) as executor:
+            result = sim.fight(rs, attacker, defender, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
+                               states=states, overrides=overrides, options=options, workers=workers, roster=ros,
+                               progress=update, from_text=True, budget=budget, executor=executor)
     finally:
         close()
     if as_json:
@@ -184,11 +192,13 @@ def _count_bar(quiet: bool, desc: str, unit: str) -> tuple[Callable[[int, int], 
 
 
 def _common_run_options(f: Callable) -> Callable:
-    """--seed, --set, --rounds/--max-rounds, --workers, --quiet, --out, --budget (matrix, sweep, compare)."""
+    """--seed, --set, --rounds/--max-rounds, --workers, --scheduler, --quiet, --out, --budget (matrix, sweep,
+    compare)."""
     f = _budget_option(f)
     f = click.option("--out", type=click.Path(file_okay=False), default=None,
-                     help="Directory for the CSV/PNG files (written atomically).")(f)
+                     help="Directory for the CSV/PNG files (replaced as a whole when the run ends).")(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
+    f = _scheduler_option(f)
     f = click.option("--workers", type=WORKERS, default=1, show_default=True,
                      help="Local processes (same result for any value; at most the cores).")(f)
     f = _rounds_option(f)
@@ -210,13 +220,17 @@ def _common_run_options(f: Callable) -> Callable:
               help="Target 95% half-width of each cell's win probabilities (0.005 = +-0.5 percentage points).")
 @click.option("--max-trials", type=TRIALS, default=2_000_000, show_default=True, help="Trial cap per cell.")
 @_common_run_options
+@_fresh_option
 def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], half_width: float,
                max_trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
-               workers: int, quiet: bool, out: str | None, budget: str | None) -> None:
+               workers: int, scheduler: str | None, quiet: bool, out: str | None, fresh: bool,
+               budget: str | None) -> None:
     """Every unit as attacker against every unit as defender, each cell run to a target precision.
 
     Writes OUT/matrix_long.csv (one row per pair), OUT/matrix.csv (attacker rows x
-    defender columns of P(attacker wins)), OUT/matrix.json (settings, seed) and OUT/matrix.png.
+    defender columns of P(attacker wins)), OUT/matrix.json (settings, seed), OUT/matrix.png
+    and OUT/metadata.json (resumed_cells). Finished cells are kept in OUT's results
+    store: the same command again computes only the cells still missing.
     """
     from .matrix import matchup_matrix
 
@@ -225,12 +239,18 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
+    folder = _out_folder(out)
     update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
     try:
-        m = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width, max_trials=max_trials,
-                           seed=seed,
-                           rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                           workers=workers, progress=update, from_text=True, budget=budget)
+        with _executor(scheduler, workers) as executor:
+            m = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width, max_trials=max_trials,
+                               seed=seed, rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
+                               options=options, workers=workers, progress=update, from_text=True, budget=budget,
+                               executor=executor, store=folder.open_store(fresh=fresh) if folder else None)
+    except BaseException:
+        if folder:
+            folder.close()
+        raise
     finally:
         close()
     wide = m.wide("p_attacker")
@@ -243,9 +263,9 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
                f"seed entropy {m.provenance['seed_entropy']}")
     for unit, why in m.excluded.items():
         click.echo(f"left out {unit}: {why}")
-    if out:
-        for p in m.write(out):
-            click.echo(f"wrote {p}")
+    if folder:
+        meta = {"command": "matrix", "ruleset": rs.id, "cells": int(len(m.long)), "resumed_cells": m.resumed_cells}
+        _echo_written(folder.replace(lambda d: m.write(d) + [_write_metadata(d, meta)]))
 
 
 _ALL = "\0all"
@@ -265,13 +285,16 @@ _ALL = "\0all"
               help="UNIT's role.")
 @click.option("--trials", type=TRIALS, default=262_144, show_default=True, help="Fights per value and opponent.")
 @_common_run_options
+@_fresh_option
 def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, roster_file: str | None,
               side: str, trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-              max_rounds: int, workers: int, quiet: bool, out: str | None, budget: str | None) -> None:
+              max_rounds: int, workers: int, scheduler: str | None, quiet: bool, out: str | None,
+              fresh: bool, budget: str | None) -> None:
     """Vary one field of UNIT against OPPONENT (or every roster unit) on common random numbers.
 
     Writes OUT/sweep.csv (one row per value and opponent), OUT/sweep_marginal.csv
-    (win-probability points and fair points per stat point) and OUT/sweep.png.
+    (win-probability points and fair points per stat point), OUT/sweep.png and
+    OUT/metadata.json; finished runs are kept in OUT's results store for a rerun.
     """
     from .matrix import frame_to_csv
     from .sweep import marginal_value, parse_range, sweep
@@ -287,11 +310,18 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
+    folder = _out_folder(out)
     update, close = _count_bar(quiet, f"sweep {field}", "runs")
     try:
-        frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros, trials=trials,
-                      seed=seed, rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
-                      options=options, workers=workers, progress=update, from_text=True, budget=budget)
+        with _executor(scheduler, workers) as executor:
+            frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros,
+                          trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
+                          overrides=overrides, options=options, workers=workers, progress=update, from_text=True,
+                          budget=budget, executor=executor, store=folder.open_store(fresh=fresh) if folder else None)
+    except BaseException:
+        if folder:
+            folder.close()
+        raise
     finally:
         close()
     marginal = marginal_value(frame)
@@ -309,14 +339,15 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     if len(marginal):
         click.echo(f"\nvalue of one point of {field} (win-probability points, t interval; fair points per point):")
         click.echo(marginal.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    if out:
+    if folder:
         from .io import atomic_write_bytes, atomic_write_text
 
-        paths = [atomic_write_text(f"{out}/sweep.csv", frame_to_csv(frame)),
-                 atomic_write_text(f"{out}/sweep_marginal.csv", frame_to_csv(marginal)),
-                 atomic_write_bytes(f"{out}/sweep.png", _sweep_png(frame))]
-        for p in paths:
-            click.echo(f"wrote {p}")
+        meta = {"command": "sweep", "ruleset": rs.id, "runs": int((frame["trials"] > 0).sum()),
+                "resumed_cells": int(frame.attrs.get("resumed_cells", 0))}
+        _echo_written(folder.replace(lambda d: [
+            atomic_write_text(d / "sweep.csv", frame_to_csv(frame)),
+            atomic_write_text(d / "sweep_marginal.csv", frame_to_csv(marginal)),
+            atomic_write_bytes(d / "sweep.png", _sweep_png(frame)), _write_metadata(d, meta)]))
 
 
 def _sweep_png(frame: Any) -> bytes:
@@ -346,7 +377,8 @@ def _sweep_png(frame: Any) -> bytes:
 @_common_run_options
 def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...], roster: str | None, role: str,
                 trials: int, price: bool, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-                max_rounds: int, workers: int, quiet: bool, out: str | None, budget: str | None) -> None:
+                max_rounds: int, workers: int, scheduler: str | None, quiet: bool, out: str | None,
+                budget: str | None) -> None:
     """Compare BASE with VARIANT against OPPONENTS (default: the whole roster) on common random numbers.
 
     VARIANT is another unit of the roster, or field changes to BASE:
@@ -368,12 +400,15 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
+    folder = _out_folder(out)
     update, close = _count_bar(quiet, "compare", "runs")
     try:
-        frame = compare(rs, base, var, list(opponents) or None, roster=ros,
-                        roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
-                        rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                        workers=workers, progress=update, from_text=True, budget=budget, fair=price)
+        with _executor(scheduler, workers) as executor:
+            frame = compare(rs, base, var, list(opponents) or None, roster=ros,
+                            roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
+                            rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
+                            options=options, workers=workers, progress=update, from_text=True, budget=budget,
+                            fair=price, executor=executor)
     finally:
         close()
     click.echo(f"{rs.id}: {frame.attrs['variant']} vs {frame.attrs['base']}, paired on common random numbers, "
@@ -393,10 +428,10 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
         for _, r in fair.iterrows():
             name = frame.attrs["base"] if r["value"] == "base" else frame.attrs["variant"]
             click.echo(f"  {name}: {_price_text(r)}")
-    if out:
+    if folder:
         from .io import atomic_write_text
 
-        click.echo(f"wrote {atomic_write_text(f'{out}/compare.csv', frame_to_csv(frame))}")
+        _echo_written(folder.replace(lambda d: [atomic_write_text(d / "compare.csv", frame_to_csv(frame))]))
 
 
 # ---------------------------------------------------------- balance, report
@@ -406,6 +441,7 @@ def _report_run_options(f: Callable) -> Callable:
 
     f = _budget_option(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
+    f = _scheduler_option(f)
     f = click.option("--workers", type=WORKERS, default=1, show_default=True,
                      help="Local processes (same result for any value; at most the cores).")(f)
     f = _rounds_option(f)
@@ -432,7 +468,8 @@ def _report_run_options(f: Callable) -> Callable:
               help="Directory for the CSV tables (written atomically).")
 def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], seed: int,
                 half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
-                workers: int, quiet: bool, budget: str | None, from_matrix: str | None, out: str | None) -> None:
+                workers: int, scheduler: str | None, quiet: bool, budget: str | None, from_matrix: str | None,
+                out: str | None) -> None:
     """Rankings, Nash weights, dominated units, cycles and fair points for a roster.
 
     Runs the matchup matrix (or reads one with --from-matrix) and prints the
@@ -447,6 +484,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
     rs = sim.get_ruleset(ruleset)
     if out:
         check_output_dir(out)
+    folder = _out_folder(out)
     if from_matrix:
         from .matrix_file import read_matrix_long
 
@@ -471,10 +509,11 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
         states, overrides, options = sim.parse_settings(rs, settings)
         update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
         try:
-            matrix = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width,
-                                    max_trials=max_trials, seed=seed,
-                                    rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides,
-                                    options=options, workers=workers, progress=update, from_text=True, budget=budget)
+            with _executor(scheduler, workers) as executor:
+                matrix = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width,
+                                        max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
+                                        states=states, overrides=overrides, options=options, workers=workers,
+                                        progress=update, from_text=True, budget=budget, executor=executor)
         finally:
             close()
         source = f"{ros.source}, seed {seed}"
@@ -485,28 +524,35 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
         close()
     click.echo(f"({source})")
     click.echo(summary.text())
-    if out:
-        paths = summary.write(out)
-        if not from_matrix:
-            paths += [p for p in matrix.write(out, png=False) if p.suffix in (".csv", ".json")]
-        for p in paths:
-            click.echo(f"wrote {p}")
+    if folder:
+        def write(d: Any) -> list[Any]:
+            paths = summary.write(d)
+            if not from_matrix:
+                paths += [p for p in matrix.write(d, png=False) if p.suffix in (".csv", ".json")]
+            return paths
+
+        _echo_written(folder.replace(write))
 
 
 @cli.command("report")
 @click.argument("ruleset", required=False)
 @click.option("--all", "all_rulesets", is_flag=True, help="One report per registered ruleset (shipped rosters) + index.")
-@click.option("--out", type=click.Path(file_okay=False), required=True, help="Output directory.")
+@click.option("--out", type=click.Path(file_okay=False), required=True,
+              help="Output directory (replaced as a whole when the run ends).")
 @_report_run_options
+@_fresh_option
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | None, units: str | None,
                unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
-               rounds: str | None, max_rounds: int, workers: int, quiet: bool, budget: str | None) -> int:
+               rounds: str | None, max_rounds: int, workers: int, scheduler: str | None, quiet: bool, fresh: bool,
+               budget: str | None) -> int:
     """A self-contained HTML balance report, a Markdown summary and every CSV for a roster.
 
     `meleelab report RULESET --out DIR` writes DIR/report.html, summary.md,
     metadata.json and the CSV tables; `meleelab report --all --out reports/`
     writes one folder per ruleset (its shipped roster) and reports/index.html.
-    The same seed and settings give byte-identical CSV files.
+    The same seed and settings give byte-identical CSV files. Finished cells are
+    kept in DIR's results store: after an interruption, the same command computes
+    only the cells still missing (metadata.json: resumed_cells).
     """
     import os
     import time
@@ -518,9 +564,10 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
             raise Failure("report --all uses each ruleset's shipped roster and its own budget: "
                           "give no RULESET, --roster, --units, --set or --budget")
         check_output_dir(out)  # before computing five reports
-        result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
-                           half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
-                           workers=workers)
+        with _executor(scheduler, workers) as executor:
+            result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
+                               half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
+                               workers=workers, executor=executor, fresh=fresh)
         click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
                    f"(index: {os.path.join(out, 'index.html')})")
         for rid, why in result["failed"].items():
@@ -532,16 +579,20 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     ros = _roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
     check_output_dir(out)
+    folder = _out_folder(out)
     update, close = _count_bar(quiet, f"{rs.id} report", "cells")
     start = time.perf_counter()
     try:
-        rep = build_report(rs, ros, units=unit_names(units, unit_list), seed=seed, half_width=half_width,
-                           max_trials=max_trials,
-                           rounds=rounds, max_rounds=max_rounds, states=states, overrides=overrides, options=options,
-                           workers=workers, progress=update, from_text=True, budget=budget)
+        with _executor(scheduler, workers) as executor:
+            rep = build_report(rs, ros, units=unit_names(units, unit_list), seed=seed, half_width=half_width,
+                               max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
+                               overrides=overrides, options=options, workers=workers, progress=update,
+                               from_text=True, budget=budget, executor=executor,
+                               store=folder.open_store(fresh=fresh))
+        paths = folder.replace(rep.write)
     finally:
+        folder.close()
         close()
-    paths = rep.write(out)
     click.echo(f"{rs.id}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
                f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files ({os.path.join(out, 'report.html')})")
     return 0

@@ -151,6 +151,8 @@ def compare(
     paired: bool = True,
     budget: Any = None,
     fair: bool = False,
+    executor: Any = None,
+    store: Any = None,
 ) -> pd.DataFrame:
     """Measure how a change to a unit moves its results, on common random numbers.
 
@@ -179,6 +181,8 @@ def compare(
     fair : bool
         Also price the base and the variant (:mod:`analysis.pricing`, the one
         fair-price model) against the opponents: ``frame.attrs["fair"]``.
+    executor, store : optional
+        As in :func:`analysis.matrix.matchup_matrix`.
 
     Returns
     -------
@@ -216,18 +220,19 @@ def compare(
             for which, unit in (("base", base_unit), ("variant", variant_unit)):
                 a, d = (unit, o) if role == "attacker" else (o, unit)
                 try:
-                    _, plan = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
-                                                roster=ros, from_text=from_text, budget=in_force or "none")
+                    matchup, plan = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
+                                                      roster=ros, from_text=from_text, budget=in_force or "none")
                 except MatchupError as e:
                     notes[(o, role)] = str(e)
                     continue
                 plan_budget.add(rs, plan)
                 s = stream if (paired or which == "base") else stream + (1,)
-                jobs.append(CellJob((o, role, which), plan, s, int(trials), None, True, batch))
+                jobs.append(CellJob((o, role, which), plan, s, int(trials), None, True, batch, identity=matchup))
     jobs = [j for j in jobs if j.key[:2] not in notes]
     if not jobs:
         raise InputError(f"compare: {base_unit.name} can fight none of the opponents ({next(iter(notes.values()))})")
-    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress)
+    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
+                    executor=executor, store=store)
 
     rows = []
     for o in opps:
@@ -246,13 +251,14 @@ def compare(
     frame["batches"] = frame["batches"].astype(np.int64)
     frame["note"] = frame["note"].fillna("")
     frame.attrs.update({"base": base_unit.name, "variant": label, "paired": paired,
-                        "seed_entropy": root.entropy, "ruleset": rs.id, "budget": in_force})
+                        "seed_entropy": root.entropy, "ruleset": rs.id, "budget": in_force,
+                        "resumed_cells": sum(r.from_store for r in done.values())})
     if fair:
         from .fielding import RunContext
         from .pricing import price_variants
 
         context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
-                             dict(options or {}), 0.01, 32_768, workers, from_text, in_force)
+                             dict(options or {}), 0.01, 32_768, workers, from_text, in_force, executor, store)
         table, _ = price_variants(context, base_unit, [base_unit, variant_unit], ["base", "variant"], opps)
         frame.attrs["fair"] = table
     return frame

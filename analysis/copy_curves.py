@@ -258,7 +258,7 @@ def extend_curves(curves: dict[str, CopyCurve], context: Any, matrix_copies: dic
         if not jobs:
             break
         done = run_jobs(rs, context.root, jobs, rounds=context.rounds, max_rounds=context.max_rounds,
-                        workers=context.workers, progress=progress)
+                        workers=context.workers, progress=progress, executor=context.executor, store=context.store)
         cells_run += len(jobs)
         for key, k in wanted.items():
             curve = curves[key]

@@ -107,6 +107,10 @@ class RunContext:
     workers : int
     from_text : bool
     budget : float or None
+    executor : object or None
+        Where cells run (a Dask client; None: local processes).
+    store : analysis.store.ResultsStore or None
+        Finished cells kept across runs (further cells are stored and reused too).
     """
 
     ruleset: str
@@ -122,6 +126,8 @@ class RunContext:
     workers: int = 1
     from_text: bool = False
     budget: float | None = None
+    executor: Any = field(default=None, repr=False, compare=False)
+    store: Any = field(default=None, repr=False, compare=False)
 
     @property
     def rs(self) -> Ruleset:

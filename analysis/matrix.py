@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +97,10 @@ class CellJob:
         Also return each block's own tally (for batch-means standard errors of paired differences).
     batch_trials : int
         Trials per block; :data:`sim.rng.BLOCK_TRIALS` keeps the engine's addressing.
+    identity : object, optional
+        What the job simulates beyond its plan, for the results store
+        (:mod:`analysis.store`), e.g. the :class:`~sim.ruleset.Matchup`; the
+        runner never reads it. ``None`` keeps the job out of the store.
     """
 
     key: Any
@@ -107,6 +110,7 @@ class CellJob:
     half_width: float | None = None
     keep_blocks: bool = False
     batch_trials: int = BLOCK_TRIALS
+    identity: Any = None
 
 
 @dataclass
@@ -116,6 +120,8 @@ class JobResult:
     key: Any
     tally: Tally
     blocks: list[Tally] | None = None
+    #: Taken from the results store instead of simulated.
+    from_store: bool = False
 
 
 def _new_tally(rs: Ruleset) -> Tally:
@@ -131,9 +137,14 @@ def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Ro
         total = total.merge(block)
         if blocks is not None:
             blocks.append(block)
-        if job.half_width is not None and _narrow_enough(total, job.half_width):
+        if _stops(job, total):
             break
     return JobResult(job.key, total, blocks)
+
+
+def _stops(job: CellJob, total: Tally) -> bool:
+    """The adaptive stopping rule, checked after every block in block order (by every runner)."""
+    return job.half_width is not None and _narrow_enough(total, job.half_width)
 
 
 def _narrow_enough(t: Tally, half_width: float) -> bool:
@@ -141,18 +152,14 @@ def _narrow_enough(t: Tally, half_width: float) -> bool:
     return max(wilson_half_width(int(t.wins[k]), t.trials) for k in (0, 1, 2)) <= half_width
 
 
-def _run_task(ruleset_id: str, root: np.random.SeedSequence, jobs: list[CellJob], rounds: Rounds,
-              max_rounds: int) -> list[JobResult]:
-    rs = get_ruleset(ruleset_id)
-    return [_run_one(rs, root, job, rounds, max_rounds) for job in jobs]
-
-
 def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[CellJob], *, rounds: Rounds,
-             max_rounds: int, workers: int = 1, progress: ProgressCallback | None = None) -> dict[Any, JobResult]:
-    """Run every job, in this process or across ``workers`` processes.
+             max_rounds: int, workers: int = 1, progress: ProgressCallback | None = None, executor: Any = None,
+             store: Any = None) -> dict[Any, JobResult]:
+    """Run every job, in this process, across ``workers`` processes or on ``executor``.
 
     Each job's numbers depend only on ``root``, its stream and its settings,
-    never on the worker count, the grouping of jobs into tasks or their order.
+    never on the worker count, the executor, the grouping of blocks into tasks
+    or their order (:mod:`analysis.runner`).
 
     Parameters
     ----------
@@ -162,35 +169,64 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     rounds : int or "end"
     max_rounds : int
     workers : int
-        Processes; ``<= 0`` means all cores.
+        Local processes; ``<= 0`` means all cores. Ignored with ``executor``.
     progress : callable, optional
         ``progress(jobs_done, jobs_total)`` as jobs finish.
+    executor : object, optional
+        A ``dask.distributed.Client`` or anything with its ``submit`` shape.
+    store : analysis.store.ResultsStore, optional
+        Finished jobs are taken from it and saved to it as they finish (jobs with
+        an ``identity``); see :attr:`JobResult.from_store`.
 
     Returns
     -------
     dict
-        Job key to :class:`JobResult`.
+        Job key to :class:`JobResult`, in job order.
     """
     jobs = list(jobs)
     out: dict[Any, JobResult] = {}
-    workers = max(1, min(check_workers(workers), len(jobs)))
-    if workers == 1:
-        for i, job in enumerate(jobs, start=1):
-            out[job.key] = _run_one(ruleset, root, job, rounds, max_rounds)
-            if progress:
-                progress(i, len(jobs))
-        return out
-    # about four tasks per worker balances cheap and expensive cells without drowning in pickling
-    per_task = max(1, math.ceil(len(jobs) / (4 * workers)))
-    tasks = [jobs[k : k + per_task] for k in range(0, len(jobs), per_task)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_run_task, ruleset.id, root, task, rounds, max_rounds) for task in tasks]
-        for fut in as_completed(futures):
-            for res in fut.result():
-                out[res.key] = res
-            if progress:
-                progress(len(out), len(jobs))
-    return out
+    keys: dict[int, str | None] = {}
+    todo = jobs
+    if store is not None:
+        todo = []
+        for i, job in enumerate(jobs):
+            keys[i] = store.key(ruleset, root, rounds, max_rounds, job)
+            hit = store.get(keys[i]) if keys[i] else None
+            if hit is None:
+                todo.append(job)
+            else:
+                out[job.key] = JobResult(job.key, hit[0], hit[1], from_store=True)
+        if progress and out:
+            progress(len(out), len(jobs))
+    index = {id(job): i for i, job in enumerate(jobs)}
+
+    def finished(job: CellJob, tally: Tally, blocks: list[Tally] | None) -> None:
+        out[job.key] = JobResult(job.key, tally, blocks)
+        k = keys.get(index[id(job)])
+        if k:
+            store.put(k, tally, blocks, label=repr(job.key))
+        if progress:
+            progress(len(out), len(jobs))
+
+    workers = max(1, min(check_workers(workers), sum(-(-j.max_trials // j.batch_trials) for j in todo) or 1))
+    if executor is None and workers == 1:
+        for job in todo:
+            res = _run_one(ruleset, root, job, rounds, max_rounds)
+            finished(job, res.tally, res.blocks)
+    elif todo:
+        from sim.executor import local_pool
+
+        from .runner import run_cells
+
+        pool = local_pool(workers) if executor is None else None
+        try:
+            run_cells(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
+                      executor=executor if executor is not None else pool, stop=_stops,
+                      on_done=lambda i, tally, blocks: finished(todo[i], tally, blocks))
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+    return {job.key: out[job.key] for job in jobs}
 
 
 # ------------------------------------------------------------- shared checks
@@ -262,6 +298,9 @@ class MatchupMatrix:
         Unit name -> :func:`analysis.fielding.profile_key` (same key: the same fighting profile).
     context : RunContext or None
         How to run further cells exactly alike (fights at other copy counts).
+    resumed_cells : int
+        Cells taken from the results store instead of simulated (not part of
+        ``settings``: the numbers are the same either way).
     """
 
     ruleset: str
@@ -275,6 +314,7 @@ class MatchupMatrix:
     copies: dict[str, int] = field(default_factory=dict)
     profiles: dict[str, str] = field(default_factory=dict)
     context: Any = field(default=None, repr=False)
+    resumed_cells: int = 0
 
     def twins(self) -> dict[str, str]:
         """Unit name -> twin key (same profile and same copies: the unit fights exactly like its twins)."""
@@ -402,6 +442,8 @@ def matchup_matrix(
     progress: ProgressCallback | None = None,
     from_text: bool = False,
     budget: Any = None,
+    executor: Any = None,
+    store: Any = None,
 ) -> MatchupMatrix:
     """Run every unit as attacker against every unit as defender (mirror matches included).
 
@@ -434,6 +476,11 @@ def matchup_matrix(
     budget : number, "none" or None
         Equal-points matchups: each side fields ``floor(budget / points)`` copies
         of its unit; default the roster's ``budget`` (``"none"``: one unit a side).
+    executor : object, optional
+        A ``dask.distributed.Client`` (or anything with its ``submit`` shape) to run
+        the blocks on instead of local processes (results identical).
+    store : analysis.store.ResultsStore, optional
+        Reuse finished cells from it and save new ones as they finish.
 
     Returns
     -------
@@ -470,7 +517,8 @@ def matchup_matrix(
     copies = fielded_copies(rs, ros, names, in_force)
     root = root_sequence(seed)
     context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
-                         dict(options or {}), half_width, int(max_trials), workers, from_text, in_force)
+                         dict(options or {}), half_width, int(max_trials), workers, from_text, in_force,
+                         executor, store)
     plan_budget = PlanBudget("matrix")
 
     plans: dict[tuple[str, str], tuple[Any, Any]] = {}
@@ -488,9 +536,11 @@ def matchup_matrix(
     if not kept:
         raise InputError(f"{ros.source}: no pair of these units can fight ({next(iter(notes.values()))})")
 
-    jobs = [CellJob((a, d), plans[(a, d)][1], cell_stream(a, d), int(max_trials), half_width)
+    jobs = [CellJob((a, d), plans[(a, d)][1], cell_stream(a, d), int(max_trials), half_width,
+                    identity=plans[(a, d)][0])
             for a in kept for d in kept if (a, d) in plans]
-    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress)
+    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
+                    executor=executor, store=store)
 
     settings = {
         "rounds": rounds, "max_rounds": int(max_rounds), "half_width": half_width, "max_trials": int(max_trials),
@@ -535,4 +585,5 @@ def matchup_matrix(
     long["note"] = long["note"].fillna("")
     profiles = {u: profile_key(rs, ros.unit(u)) for u in kept}
     return MatchupMatrix(rs.id, kept, long, results, settings, prov, excluded, in_force,
-                         {u: copies[u] for u in kept}, profiles, context)
+                         {u: copies[u] for u in kept}, profiles, context,
+                         sum(r.from_store for r in done.values()))

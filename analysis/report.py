@@ -137,7 +137,11 @@ class Report:
                                zip(long["attacker"], long["defender"], long["note"]) if n]}
 
     def metadata(self) -> dict[str, Any]:
-        """Everything needed to understand and repeat the run (no timestamps: deterministic)."""
+        """Everything needed to understand and repeat the run (no timestamps: deterministic).
+
+        ``resumed_cells`` counts the matrix cells taken from the results store
+        (the only entry that differs between a resumed and an uninterrupted run).
+        """
         import matplotlib
 
         rs = self.ruleset
@@ -158,6 +162,7 @@ class Report:
             "provenance": _plain({**self.matrix.provenance, "pandas": pd.__version__,
                                   "matplotlib": matplotlib.__version__}),
             "files": self.file_names(),
+            "resumed_cells": int(getattr(self.matrix, "resumed_cells", 0)),
         }
 
     def file_names(self) -> list[str]:
@@ -430,6 +435,8 @@ def build_report(
     progress: Callable[[int, int], None] | None = None,
     from_text: bool = False,
     budget: Any = None,
+    executor: Any = None,
+    store: Any = None,
 ) -> Report:
     """Run the matchup matrix of a roster and every balance metric.
 
@@ -454,6 +461,10 @@ def build_report(
         Equal-points budget (default the roster's): the headline matrix and every
         balance table are at equal points, fair prices come from fights at
         neighbouring copy counts, and the one-unit-a-side matrix is a section.
+    executor, store : optional
+        As in :func:`analysis.matrix.matchup_matrix` (the matrix cells run on the
+        executor and are kept in the store; the small time-to-resolution fights
+        run in this process).
 
     Returns
     -------
@@ -465,7 +476,8 @@ def build_report(
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
     run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
-               states=states, overrides=overrides, options=options, workers=workers, from_text=from_text)
+               states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
+               executor=executor, store=store)
     matrix = matchup_matrix(rs, ros, units, progress=progress, budget=budget, **run)
     one_for_one = matchup_matrix(rs, ros, units, budget="none", **run) if matrix.budget is not None else None
     balance = balance_summary(matrix, seed=0)
@@ -483,34 +495,56 @@ def build_report(
 
 
 def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log: Callable[[str], None] | None = None,
-              **kwargs: Any) -> dict[str, Any]:
+              fresh: bool = False, **kwargs: Any) -> dict[str, Any]:
     """A report for the default roster of every registered ruleset, one folder each, plus an index.
 
     A ruleset that fails is recorded in the index with its error and the others go on.
+    ``out_dir`` is replaced as a whole at the end (:class:`analysis.outdir.OutputFolder`);
+    finished matrix cells are kept in its results store, so a rerun after an
+    interruption computes only the rest (``fresh=True`` ignores the store).
 
     Returns
     -------
     dict
-        ``{"ok": [headline rows], "failed": {ruleset: message}, "seconds": float}``.
+        ``{"ok": [headline rows], "failed": {ruleset: message}, "seconds": float, "paths": [...]}``.
     """
-    out = check_output_dir(out_dir)  # before computing any report
+    from .outdir import OutputFolder
+
+    check_output_dir(out_dir)  # before computing any report
+    folder = OutputFolder(out_dir)
+    store = folder.open_store(fresh=fresh)
     ids = list(rulesets) if rulesets else [r.id for r in sim.rulesets()]
-    ok, failed = [], {}
+    reports: list[Report] = []
+    failed: dict[str, str] = {}
     start = time.perf_counter()
-    for rid in ids:
-        t0 = time.perf_counter()
-        try:
-            rep = build_report(rid, **kwargs)
-            rep.write(out / rid)
-            ok.append(rep.headline())
-            if log:
-                log(f"{rid}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
-                    f"{time.perf_counter() - t0:.1f} s -> {out / rid}")
-        except Exception as e:  # noqa: BLE001 - one broken ruleset must not stop the others
-            failed[rid] = f"{type(e).__name__}: {' '.join(str(e).split())}"
-            if log:
-                log(f"{rid}: FAILED ({failed[rid]})")
-    index = pd.DataFrame(ok)
+    try:
+        for rid in ids:
+            t0 = time.perf_counter()
+            try:
+                rep = build_report(rid, store=store, **kwargs)
+                rep.figures()  # drawn now: a plotting failure is this ruleset's, not the write's
+                reports.append(rep)
+                if log:
+                    log(f"{rid}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
+                        f"{time.perf_counter() - t0:.1f} s" + (f", {rep.matrix.resumed_cells} cells resumed"
+                                                               if rep.matrix.resumed_cells else ""))
+            except Exception as e:  # noqa: BLE001 - one broken ruleset must not stop the others
+                failed[rid] = f"{type(e).__name__}: {' '.join(str(e).split())}"
+                if log:
+                    log(f"{rid}: FAILED ({failed[rid]})")
+        paths = folder.replace(lambda staging: _write_tree(staging, reports, failed))
+    finally:
+        folder.close()
+    return {"ok": [r.headline() for r in reports], "failed": failed, "seconds": time.perf_counter() - start,
+            "paths": paths}
+
+
+def _write_tree(out: Path, reports: Sequence[Report], failed: Mapping[str, str]) -> list[Path]:
+    """Every report's folder and the index, into ``out``."""
+    paths: list[Path] = []
+    for rep in reports:
+        paths += rep.write(out / rep.ruleset.id)
+    index = pd.DataFrame([rep.headline() for rep in reports])
     body = ["<p>One balance report per registered ruleset (its shipped roster). Regenerate with "
             "<code>meleelab report --all --out reports/</code>.</p>"]
     if len(index):
@@ -520,7 +554,8 @@ def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log
     if failed:
         body.append("<h2>Not generated</h2><ul>" + "".join(
             f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in failed.items()) + "</ul>")
-    atomic_write_text(out / "index.html", _page("meleelab balance reports", _section("index", "Balance reports", body), nav=False))
+    paths.append(atomic_write_text(out / "index.html", _page("meleelab balance reports",
+                                                              _section("index", "Balance reports", body), nav=False)))
     md = ["# meleelab balance reports", "", "One report per registered ruleset (shipped roster), made by "
           "`meleelab report --all --out reports/`.", ""]
     if len(index):
@@ -529,8 +564,8 @@ def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log
                                for r in index["ruleset"]]
         md += [_md_table(md_index, raw=("ruleset",)), ""]
     md += [f"- **{md_cell(k)}** not generated: {md_cell(v)}" for k, v in failed.items()]
-    atomic_write_text(out / "index.md", "\n".join(md) + "\n")
-    return {"ok": ok, "failed": failed, "seconds": time.perf_counter() - start}
+    paths.append(atomic_write_text(out / "index.md", "\n".join(md) + "\n"))
+    return paths
 
 
 # ------------------------------------------------------------------ helpers

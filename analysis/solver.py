@@ -111,6 +111,7 @@ def balance_pair(
     options: Mapping[str, Any] | None = None,
     workers: int = 1,
     budget: Any = None,
+    executor: Any = None,
 ) -> BalanceSolution:
     """Find the value of ``field`` of ``unit`` that brings its matchup with ``opponent`` closest to 50%.
 
@@ -130,7 +131,7 @@ def balance_pair(
         The unit's role; ``both`` averages the two roles.
     trials : int
         Fights per candidate and role.
-    roster, seed, rounds, max_rounds, states, overrides, options, workers, budget
+    roster, seed, rounds, max_rounds, states, overrides, options, workers, budget, executor
         As in :func:`analysis.matrix.matchup_matrix`.
 
     Returns
@@ -143,7 +144,8 @@ def balance_pair(
         raise InputError(f"side: got {side!r}, expected both, attacker or defender")
     sides = list(SIDES) if side == "both" else [side]
     common = dict(roster=ros, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
-                  overrides=overrides, options=options, workers=workers, budget=budget, fair=False)
+                  overrides=overrides, options=options, workers=workers, budget=budget, fair=False,
+                  executor=executor)
     if field == "points":
         return _solve_points(rs, ros, unit, opponent, common)
 
@@ -204,7 +206,7 @@ def _solve_points(rs: Ruleset, ros: Roster, unit: str, opponent: str, common: di
     in_force = budget_in_force(rs, ros, common["budget"])
     context = RunContext(rs.id, ros, root_sequence(common["seed"]), rounds, int(common["max_rounds"]),
                          dict(common["states"] or {}), dict(common["overrides"] or {}), dict(common["options"] or {}),
-                         0.01, 32_768, common["workers"], False, in_force)
+                         0.01, 32_768, common["workers"], False, in_force, common.get("executor"))
     table, _ = price_variants(context, base, [base], ["points"], [opponent], against=opponent)
     row = table.iloc[0]
     fair, lo, hi = float(row["fair_points"]), float(row["fair_lo"]), float(row["fair_hi"])

@@ -115,6 +115,8 @@ def sweep(
     fair: bool = True,
     fair_trials: int = 32_768,
     fair_half_width: float | None = 0.01,
+    executor: Any = None,
+    store: Any = None,
 ) -> pd.DataFrame:
     """Win probability and damage of ``unit`` as one of its fields varies.
 
@@ -143,6 +145,9 @@ def sweep(
         Also price each value (``fair_points``, ``fair_lo``, ``fair_hi``; see the module docstring).
     fair_trials, fair_half_width : int, float
         Precision of the fights behind the fair prices (as a matrix cell).
+    executor, store : optional
+        As in :func:`analysis.matrix.matchup_matrix`; ``frame.attrs["resumed_cells"]``
+        counts the runs taken from the store.
 
     Returns
     -------
@@ -208,10 +213,11 @@ def sweep(
             p = getattr(ros.unit(o), "points", None)
             opp_points[o] = float(p) if p is not None else float("nan")
             copies_used[(o, i)] = matchup.copies[side]
-            jobs.append(CellJob((o, i), plan, stream, int(trials), None, True, batch))
+            jobs.append(CellJob((o, i), plan, stream, int(trials), None, True, batch, identity=matchup))
     if not jobs:
         raise InputError(f"sweep: {base.name} can fight none of the opponents ({next(iter(notes.values()))})")
-    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress)
+    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
+                    executor=executor, store=store)
 
     rows = []
     for o in opps:
@@ -232,12 +238,14 @@ def sweep(
     frame["trials"] = frame["trials"].astype(np.int64)
     frame["note"] = frame["note"].fillna("")
     frame.attrs.update({"unit": base.name, "field": field, "side": side, "ruleset": rs.id,
-                        "seed_entropy": root.entropy, "fair_points_model": FAIR_POINTS_MODEL, "budget": in_force})
+                        "seed_entropy": root.entropy, "fair_points_model": FAIR_POINTS_MODEL, "budget": in_force,
+                        "resumed_cells": sum(r.from_store for r in done.values())})
     if fair:
         from .pricing import price_variants
 
         context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
-                             dict(options or {}), fair_half_width, int(fair_trials), workers, from_text, in_force)
+                             dict(options or {}), fair_half_width, int(fair_trials), workers, from_text, in_force,
+                             executor, store)
         table, reps = price_variants(context, base, variants, values, opps)
         by_value = {v: r for v, r in zip(table["value"], table.to_dict("records"))}
         frame["fair_points"] = frame["value"].map(lambda v: by_value[v]["fair_points"])

@@ -243,6 +243,7 @@ def fight(
     from_text: bool = False,
     budget: Budget = None,
     copies: Mapping[str, int] | None = None,
+    executor: Any = None,
 ) -> FightResult:
     """Simulate ``trials`` fights between two units.
 
@@ -276,6 +277,9 @@ def fight(
         Equal-points fight (see :func:`build_matchup`); default the roster's budget.
     copies : mapping, optional
         Explicit copies per side (see :func:`build_matchup`).
+    executor : object, optional
+        Run the blocks on a ``dask.distributed.Client`` (or anything with its
+        ``submit`` shape) instead of local processes; results are identical.
 
     Returns
     -------
@@ -304,7 +308,7 @@ def fight(
         budget=budget, copies=copies,
     )
     tally = run_tally(rs, plan, int(trials), root, rounds=rounds, max_rounds=int(max_rounds),
-                      stream=tuple(stream), workers=workers, progress=progress)
+                      stream=tuple(stream), workers=workers, progress=progress, executor=executor)
     settings = {
         "rounds": rounds,
         "max_rounds": int(max_rounds),

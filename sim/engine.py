@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 import numpy as np
 
+from .executor import TaskQueue, executor_slots, local_pool, tune_malloc
 from .limits import check_trials, check_working_set, check_workers, iter_block_sizes
 from .rng import BLOCK_TRIALS, block_rng
 from .ruleset import Rounds, Ruleset
@@ -38,6 +38,7 @@ def _run_blocks(
     rounds: Rounds,
     max_rounds: int,
 ) -> Tally:
+    tune_malloc()
     rs = get_ruleset(ruleset)
     tally = Tally(len(rs.outcome_categories), tuple(e.name for e in rs.extras))
     for index, size in blocks:
@@ -59,6 +60,7 @@ def run_tally(
     progress: ProgressCallback | None = None,
     blocks_per_task: int | None = None,
     block_order: Sequence[int] | None = None,
+    executor: Any = None,
 ) -> Tally:
     """Tally ``trials`` fights of a prepared matchup.
 
@@ -82,6 +84,10 @@ def run_tally(
         Blocks per worker task (a scheduling knob; results do not depend on it).
     block_order : sequence of int, optional
         Order in which blocks run (for tests: results do not depend on it).
+    executor : object, optional
+        Where tasks run instead of local processes: a ``dask.distributed.Client``
+        or anything with its ``submit`` shape (:mod:`sim.executor`); ``workers``
+        is then ignored. Results do not depend on it.
 
     Returns
     -------
@@ -98,13 +104,17 @@ def run_tally(
     else:
         blocks = iter_block_sizes(trials, BLOCK_TRIALS)  # lazy: flat memory whatever the trial count
     n_blocks = -(-trials // BLOCK_TRIALS)
-    workers = min(check_workers(workers), n_blocks)
+    if executor is None:
+        workers = min(check_workers(workers), n_blocks)
+    else:
+        workers = executor_slots(executor)
+    parallel = executor is not None or workers > 1
     # about four tasks per worker, at most 64 blocks each (a task's list of blocks stays small)
-    per_task = blocks_per_task or (min(64, max(1, n_blocks // (4 * workers))) if workers > 1 else 1)
+    per_task = blocks_per_task or (min(64, max(1, n_blocks // (4 * workers))) if parallel else 1)
     tasks = _batched(blocks, per_task)
     total = Tally(len(ruleset.outcome_categories), tuple(e.name for e in ruleset.extras))
     done = 0
-    if workers == 1:
+    if not parallel:
         for task in tasks:
             total = total.merge(_run_blocks(ruleset, plan, root, stream, task, rounds, max_rounds))
             done += sum(s for _, s in task)
@@ -112,30 +122,29 @@ def run_tally(
                 progress(done, trials)
         return total
     # The ruleset travels pickled (by class reference, so any importable ruleset works in
-    # a worker, registered or not: a plugin under test before it is installed).
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        # a bounded window of tasks in flight: never one future per block up front
-        pending: dict[Any, int] = {}
-        try:
-            while True:
-                while len(pending) < 2 * workers:
-                    task = next(tasks, None)
-                    if task is None:
-                        break
-                    fut = pool.submit(_run_blocks, ruleset, plan, root, stream, task, rounds, max_rounds)
-                    pending[fut] = sum(s for _, s in task)
-                if not pending:
+    # a worker, registered or not: a plugin under test before it is installed). A bounded
+    # window of tasks is in flight: never one future per block up front.
+    pool = local_pool(workers) if executor is None else None
+    pending = TaskQueue(executor if executor is not None else pool)
+    try:
+        while True:
+            while len(pending) < 2 * workers:
+                task = next(tasks, None)
+                if task is None:
                     break
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    total = total.merge(fut.result())
-                    done += pending.pop(fut)
-                    if progress:
-                        progress(done, trials)
-        except BaseException:  # Ctrl-C or a failed task: do not start what is still queued
-            for fut in pending:
-                fut.cancel()
-            raise
+                pending.submit(sum(s for _, s in task), _run_blocks, ruleset, plan, root, stream, task, rounds,
+                               max_rounds)
+            if not len(pending):
+                break
+            size, tally = pending.next()
+            total = total.merge(tally)
+            done += size
+            if progress:
+                progress(done, trials)
+    finally:
+        pending.cancel_all()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     return total
 
 

@@ -1,0 +1,113 @@
+"""Dask: a LocalCluster of 2 worker processes started here gives the numbers of one process, even when a worker dies."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import sim  # noqa: E402
+from analysis.cli import main  # noqa: E402
+from analysis.matrix import matchup_matrix  # noqa: E402
+from analysis.sweep import sweep  # noqa: E402
+from sim.rng import BLOCK_TRIALS  # noqa: E402
+
+from tests.processes import descendants, gone  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="1GiB",
+                                  dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def test_fight_on_the_cluster_is_bit_identical(client):
+    kw = dict(trials=7 * BLOCK_TRIALS + 11, seed=21)
+    a = sim.fight("duel", "Sellsword", "Knight", **kw)
+    b = sim.fight("duel", "Sellsword", "Knight", executor=client, **kw)
+    assert a.tally.same_as(b.tally)
+    assert a.to_dict() == b.to_dict()
+
+
+def test_adaptive_matrix_and_sweep_on_the_cluster_match_one_process(client):
+    kw = dict(units=["Sellsword", "Duellist", "Knight"], half_width=0.0025, max_trials=400_000, seed=8)
+    a = matchup_matrix("duel", **kw)
+    b = matchup_matrix("duel", executor=client, **kw)
+    assert len(set(a.long["trials"])) > 1  # cells stopped at different blocks
+    assert a.long.equals(b.long)
+    assert all(a.results[k].tally.same_as(b.results[k].tally) for k in a.results)
+    skw = dict(trials=3 * BLOCK_TRIALS, seed=2)
+    assert sweep("mecha", "AFS", "defence", [1, 2, 3], ["Nutrocker"], **skw).equals(
+        sweep("mecha", "AFS", "defence", [1, 2, 3], ["Nutrocker"], executor=client, **skw))
+
+
+def test_a_worker_killed_mid_run_changes_nothing(client):
+    pids = client.run(os.getpid)  # worker address -> process id
+    assert len(pids) == 2
+    killed: list[int] = []
+
+    def kill_one(done: int, total: int) -> None:
+        if not killed:  # a cell has finished: take down a worker that is running tasks now
+            busy = [w for w, keys in client.processing().items() if keys]
+            if busy:
+                os.kill(pids[busy[0]], signal.SIGKILL)
+                killed.append(pids[busy[0]])
+
+    kw = dict(units=["Champion", "Youngblood", "Ogre Brute"], half_width=None, max_trials=2 * BLOCK_TRIALS, seed=4)
+    b = matchup_matrix("warband", executor=client, progress=kill_one, **kw)
+    a = matchup_matrix("warband", **kw)
+    assert killed and gone(killed[0])
+    assert a.long.equals(b.long)
+    client.wait_for_workers(2, timeout=60)  # the nanny restarted it
+
+
+def test_cli_scheduler_local_gives_the_same_files(tmp_path, capsys):
+    args = ["matrix", "mecha", "--units", "AFS,Nutrocker,Gustav", "--seed", "3", "--max-trials", "70000", "--quiet"]
+    assert main(args + ["--out", str(tmp_path / "one")]) == 0
+    assert main(args + ["--scheduler", "local:2", "--out", str(tmp_path / "dask")]) == 0
+    for name in ("matrix_long.csv", "matrix.csv", "matrix.json", "matrix.png", "metadata.json"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes(), name
+
+
+def test_a_killed_run_leaves_no_dask_workers(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "analysis", "fight", "warband", "Champion", "Youngblood",
+                             "--trials", str(400 * BLOCK_TRIALS), "--seed", "1", "--quiet", "--scheduler", "local:2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        kids: list[int] = []
+        while time.monotonic() < deadline and len(kids) < 2:
+            time.sleep(0.3)
+            kids = descendants(proc.pid)
+        assert len(kids) >= 2, "the local cluster's workers never started"
+        time.sleep(1.0)
+        kids = descendants(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not all(gone(p) for p in kids):
+        time.sleep(0.2)
+    assert all(gone(p) for p in kids), f"orphaned workers: {[p for p in kids if not gone(p)]}"
+
+
+def test_a_remote_scheduler_by_address(client, capsys, monkeypatch):
+    import analysis.executor
+
+    monkeypatch.setattr(analysis.executor, "CONNECT_TIMEOUT", 2)
+    address = client.scheduler.address
+    assert main(["fight", "mecha", "AFS", "Gustav", "--trials", "3000", "--seed", "1", "--quiet",
+                 "--scheduler", address]) == 0
+    assert "AFS" in capsys.readouterr().out
+    assert main(["fight", "mecha", "AFS", "Gustav", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot connect" in err and len(err.strip().splitlines()) == 1

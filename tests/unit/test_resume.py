@@ -1,0 +1,329 @@
+"""Resumable runs (the results store) and output folders replaced whole or not at all."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import sim
+from analysis.cli import main
+from analysis.matrix import CellJob, cell_stream, matchup_matrix
+from analysis.outdir import STORE_DIR, STORE_FILE, OutputFolder
+from analysis.report import write_all
+from analysis.store import ResultsStore, cell_key, tally_from_dict, tally_to_dict
+from sim.rng import BLOCK_TRIALS, root_sequence
+from sim.roster import Roster
+from sim.rulesets import get_ruleset
+from tests.processes import descendants, gone
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and STORE_DIR not in p.parts}
+
+
+def _same_output(a: Path, b: Path) -> None:
+    fa, fb = _files(a), _files(b)
+    assert sorted(fa) == sorted(fb)
+    for name in fa:
+        if name.endswith("metadata.json"):
+            ma, mb = json.loads(fa[name]), json.loads(fb[name])
+            ma.pop("resumed_cells"), mb.pop("resumed_cells")
+            assert ma == mb, name
+        else:
+            assert fa[name] == fb[name], name
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return [p.name for p in folder.parent.iterdir() if p.name.startswith(f".{folder.name}.")] + \
+        [str(p) for p in folder.rglob("*.tmp")]
+
+
+# ------------------------------------------------------------------ the store
+def test_tallies_round_trip_exactly():
+    r = sim.fight("grimdark", *sim.default_roster("grimdark").names[:2], trials=3000, seed=1)
+    back = tally_from_dict(json.loads(json.dumps(tally_to_dict(r.tally))))
+    assert back.same_as(r.tally) and back.extra_names == r.tally.extra_names and back.extras.keys()
+
+
+def _job(**change):
+    rs = get_ruleset("duel")
+    matchup, plan = sim.build_matchup(rs, "Sellsword", "Knight", overrides=change.pop("overrides", None))
+    fields = dict(key=("Sellsword", "Knight"), plan=plan, stream=cell_stream("Sellsword", "Knight"),
+                  max_trials=100_000, half_width=0.01, identity=matchup)
+    fields.update(change)
+    return CellJob(**fields)
+
+
+def test_the_key_covers_every_setting_and_nothing_else():
+    rs = get_ruleset("duel")
+    base = dict(ruleset=rs, root=root_sequence(1), rounds=rs.default_rounds, max_rounds=50)
+
+    def key(job=None, **kw):
+        return cell_key(**{**base, **kw}, job=job or _job())
+
+    k = key()
+    # rebuilt: the same key; the caller's name for the job is not in it
+    assert k == key(job=_job()) == key(job=_job(key="another name"))
+    changed = [key(job=_job(overrides={"attacker": {"ws": 5}})), key(root=root_sequence(2)), key(rounds=3),
+               key(max_rounds=40), key(job=_job(stream=(1, 2))), key(job=_job(half_width=0.02)),
+               key(job=_job(max_trials=99_999)), key(job=_job(batch_trials=4096)), key(job=_job(keep_blocks=True))]
+    assert len({k, *changed}) == len(changed) + 1
+
+    @dataclasses.dataclass(frozen=True)
+    class BudgetJob(CellJob):  # a setting added later is in the key without touching the store
+        budget: int = 0
+
+    j = _job()
+    fields = {f.name: getattr(j, f.name) for f in dataclasses.fields(CellJob)}
+    assert key(job=BudgetJob(**fields, budget=100)) != key(job=BudgetJob(**fields, budget=200))
+    assert cell_key(**base, job=_job(identity=None)) is None
+
+
+def _roster_with(ros: Roster, name: str, **change) -> Roster:
+    units = dict(ros.units)
+    units[name] = dataclasses.replace(units[name], **change)
+    return Roster(ros.ruleset, units, ros.options, ros.source, ros.description)
+
+
+def test_rerun_reuses_cells_and_a_changed_unit_recomputes_only_its_cells(tmp_path):
+    ros = sim.default_roster("duel")
+    kw = dict(units=["Sellsword", "Duellist", "Knight"], half_width=0.01, max_trials=20_000, seed=5)
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        first = matchup_matrix("duel", ros, store=store, **kw)
+        assert first.resumed_cells == 0 and len(store) == 9
+        again = matchup_matrix("duel", ros, store=store, **kw)
+        assert again.resumed_cells == 9 and again.long.equals(first.long)
+        changed = _roster_with(ros, "Knight", ws=2)
+        third = matchup_matrix("duel", changed, store=store, **kw)
+        assert third.resumed_cells == 9 - 5  # Knight is in 5 of the 9 cells
+        assert third.long.equals(matchup_matrix("duel", changed, **kw).long)
+        more = matchup_matrix("duel", ros, store=store, **{**kw, "max_trials": 30_000})
+        assert more.resumed_cells == 0  # another trial setting: nothing reused
+    with ResultsStore(tmp_path / "s.sqlite", fresh=True) as store:
+        assert matchup_matrix("duel", ros, store=store, **kw).resumed_cells == 0
+
+
+def test_cli_rerun_resumes_and_fresh_recomputes(tmp_path, capsys):
+    out = tmp_path / "m"
+    args = ["matrix", "mecha", "--units", "AFS,Nutrocker", "--seed", "2", "--max-trials", "5000", "--quiet",
+            "--out", str(out)]
+    assert main(args) == 0
+    ref = _files(out)
+    assert json.loads(ref["metadata.json"])["resumed_cells"] == 0
+    assert (out / STORE_DIR / STORE_FILE).is_file()
+    assert main(args) == 0
+    assert json.loads((out / "metadata.json").read_text())["resumed_cells"] == 4
+    _same_output(out, out)  # all files still there
+    assert {k: v for k, v in _files(out).items() if k != "metadata.json"} == \
+        {k: v for k, v in ref.items() if k != "metadata.json"}
+    assert main(args + ["--fresh"]) == 0
+    assert json.loads((out / "metadata.json").read_text())["resumed_cells"] == 0
+    sweep = ["sweep", "mecha", "AFS", "Gustav", "--vary", "defence=1..2", "--trials", "4000", "--seed", "1",
+             "--quiet", "--out", str(tmp_path / "s")]
+    assert main(sweep) == 0 and main(sweep) == 0
+    assert json.loads((tmp_path / "s" / "metadata.json").read_text())["resumed_cells"] == 2
+    assert not _leftovers(out) and not _leftovers(tmp_path / "s")
+
+
+def test_report_all_resumes_from_its_store(tmp_path):
+    first = write_all(tmp_path / "r", rulesets=["mecha"], max_trials=2048)
+    again = write_all(tmp_path / "r", rulesets=["mecha"], max_trials=2048)
+    assert not first["failed"] and not again["failed"]
+    meta = json.loads((tmp_path / "r" / "mecha" / "metadata.json").read_text())
+    assert meta["resumed_cells"] == meta["cells"]["cells_fought"] > 0
+    assert (tmp_path / "r" / STORE_DIR / STORE_FILE).is_file() and (tmp_path / "r" / "index.html").is_file()
+
+
+# ------------------------------------------------------ killed and resumed
+MATRIX = ["matrix", "warband", "--units", "Champion,Youngblood,Ogre Brute", "--seed", "6",
+          "--max-trials", str(BLOCK_TRIALS), "--half-width", "0.004", "--quiet"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "analysis", *args], capture_output=True, text=True, timeout=300)
+
+
+def _stored(out: Path) -> int:
+    db = out / STORE_DIR / STORE_FILE
+    if not db.is_file():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as con:
+            return int(con.execute("SELECT COUNT(*) FROM cells").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_sigkill_mid_matrix_then_rerun_gives_the_uninterrupted_files(tmp_path):
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "analysis", *MATRIX, "--workers", "2", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and _stored(out) < 2 and proc.poll() is None:
+            workers = descendants(proc.pid) or workers
+            time.sleep(0.05)
+        stored = _stored(out)
+        assert proc.poll() is None, "the run finished before it could be killed"
+        assert stored >= 2
+        workers = descendants(proc.pid) or workers
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert workers, "no worker processes seen"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(gone(p) for p in workers):
+        time.sleep(0.1)
+    assert all(gone(p) for p in workers), "worker processes outlived the killed run"
+    assert not (out / "matrix_long.csv").exists()  # nothing half-written: only the store
+    resumed = _cli(*MATRIX, "--out", str(out))
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "metadata.json").read_text())["resumed_cells"] >= stored
+    whole = _cli(*MATRIX, "--out", str(tmp_path / "whole"))
+    assert whole.returncode == 0, whole.stderr
+    assert json.loads((tmp_path / "whole" / "metadata.json").read_text())["resumed_cells"] == 0
+    _same_output(out, tmp_path / "whole")
+    assert not _leftovers(out)
+
+
+# ------------------------------------------------------------ output folders
+def _write(files: dict[str, str]):
+    def write(d: Path) -> list[Path]:
+        paths = []
+        for name, text in files.items():
+            (d / name).parent.mkdir(parents=True, exist_ok=True)
+            (d / name).write_text(text)
+            paths.append(d / name)
+        return paths
+    return write
+
+
+def test_a_failed_write_leaves_the_previous_output_and_its_store(tmp_path):
+    out = tmp_path / "o"
+    OutputFolder(out).replace(_write({"a.csv": "old a", "b.csv": "old b"}))
+    folder = OutputFolder(out)
+    folder.open_store().put("k", sim.fight("mecha", "AFS", "Gustav", trials=10, seed=1).tally)
+
+    def broken(d: Path) -> list[Path]:
+        (d / "a.csv").write_text("new a")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        folder.replace(broken)
+    assert _files(out) == {"a.csv": b"old a", "b.csv": b"old b"}
+    assert not _leftovers(out)
+    with ResultsStore(out / STORE_DIR / STORE_FILE) as store:
+        assert store.get("k") is not None
+    paths = OutputFolder(out).replace(_write({"c.csv": "new c"}))
+    assert paths == [out / "c.csv"] and _files(out) == {"c.csv": b"new c"}  # replaced whole: old files gone
+
+
+KILL_SCRIPT = """
+import os, signal, sys
+from pathlib import Path
+import analysis.outdir as o
+folder = o.OutputFolder(sys.argv[1])
+folder.open_store().put("k", __import__("sim").fight("mecha", "AFS", "Gustav", trials=10, seed=1).tally)
+def write(d):
+    (d / "a.csv").write_text("new a")
+    if sys.argv[2] == "writing":
+        os.kill(os.getpid(), signal.SIGKILL)
+    (d / "b.csv").write_text("new b")
+    return [d / "a.csv", d / "b.csv"]
+if sys.argv[2] == "swapping":
+    o._exchange = lambda a, b: os.kill(os.getpid(), signal.SIGKILL)
+if sys.argv[2] == "fallback":
+    o._exchange = lambda a, b: False
+    real = os.rename
+    def rename(a, b):
+        real(a, b)
+        if ".old-" in str(b):
+            os.kill(os.getpid(), signal.SIGKILL)
+    os.rename = rename
+folder.replace(write)
+"""
+
+
+@pytest.mark.parametrize("when", ["writing", "swapping", "fallback"])
+def test_a_kill_at_any_moment_leaves_a_complete_output_and_the_next_run_cleans_up(tmp_path, when):
+    out = tmp_path / "o"
+    OutputFolder(out).replace(_write({"a.csv": "old a", "b.csv": "old b"}))
+    script = tmp_path / "kill.py"
+    script.write_text(textwrap.dedent(KILL_SCRIPT))
+    run = subprocess.run([sys.executable, str(script), str(out), when], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    if out.exists():
+        assert _files(out) in ({"a.csv": b"old a", "b.csv": b"old b"}, {"a.csv": b"new a", "b.csv": b"new b"})
+    folder = OutputFolder(out)  # the next run: repairs and cleans up before anything else
+    assert _files(out) == {"a.csv": b"old a", "b.csv": b"old b"}
+    assert not _leftovers(out)
+    assert folder.open_store().get("k") is not None  # the finished cells survived the kill
+    folder.close()
+
+
+def test_a_folder_with_other_files_is_not_replaced(tmp_path, capsys):
+    (tmp_path / "notes.docx").write_text("mine")
+    rc = main(["compare", "mecha", "AFS", "defence=3", "Gustav", "--trials", "1000", "--seed", "1", "--quiet",
+               "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "notes.docx" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "notes.docx").read_text() == "mine"
+
+
+def test_without_dask_scheduler_is_one_line(monkeypatch, capsys):
+    import analysis.executor
+
+    monkeypatch.setattr(analysis.executor, "dask_available", lambda: False)
+    rc = main(["fight", "mecha", "AFS", "Gustav", "--trials", "100", "--scheduler", "local:2"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "meleelab[cluster]" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_base_install_never_imports_dask(tmp_path):
+    code = textwrap.dedent(f"""
+        import sys
+        from analysis.cli import main
+        assert main(["fight", "mecha", "AFS", "Gustav", "--trials", "2000", "--seed", "1", "--workers", "2",
+                     "--quiet"]) == 0
+        assert main(["matrix", "mecha", "--units", "AFS,Gustav", "--max-trials", "2000", "--seed", "1", "--quiet",
+                     "--out", {str(tmp_path / "m")!r}]) == 0
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed"))
+        assert not loaded, loaded
+    """)
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+
+
+def test_a_killed_run_leaves_no_local_workers():
+    proc = subprocess.Popen([sys.executable, "-m", "analysis", "fight", "warband", "Champion", "Youngblood",
+                             "--trials", str(400 * BLOCK_TRIALS), "--seed", "1", "--quiet", "--workers", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        kids: list[int] = []
+        while time.monotonic() < deadline and len(kids) < 2:
+            time.sleep(0.1)
+            kids = descendants(proc.pid)
+        assert len(kids) >= 2
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(gone(p) for p in kids):
+        time.sleep(0.1)
+    assert all(gone(p) for p in kids), f"orphaned workers: {[p for p in kids if not gone(p)]}"
