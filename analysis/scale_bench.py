@@ -41,6 +41,15 @@ def _noop(x: int) -> int:
 
 
 def _peak_rss_mib() -> float:
+    # VmHWM is this process's own peak; ru_maxrss survives exec, so a worker started by a large
+    # process would report its parent's peak
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
