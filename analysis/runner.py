@@ -176,11 +176,9 @@ def run_cells(
     task_seconds : float
         Least estimated work per task (see the module docstring).
     """
-    from sim.rng import block_sizes
-
     cells = []
     for i, job in enumerate(jobs):
-        n = len(block_sizes(job.max_trials, job.batch_trials))
+        n = -(-int(job.max_trials) // int(job.batch_trials))  # counted, not listed: flat in the trial count
         adaptive = job.half_width is not None
         c = _Cell(i, job, n, adaptive, _new_tally(ruleset), [] if job.keep_blocks else None)
         c.want = 1 if adaptive else n

@@ -201,3 +201,20 @@ def test_results_do_not_depend_on_task_grouping_with_the_lazy_engine():
     order = run_tally(rs, plan, n, root_sequence(3), rounds=END, max_rounds=50, block_order=[5, 3, 1, 0, 2, 4])
     assert ref.same_as(other) and ref.same_as(order)
     assert np.sum(ref.wins) == n
+
+
+def test_a_trillion_trial_matrix_cell_on_an_executor_keeps_no_block_list():
+    """The runner that spreads cells over workers counts a cell's blocks; it never lists them (15M entries here)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rs = sim.get_ruleset("mecha")
+    tracemalloc.start()
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            m = matchup_matrix(rs, units=["AFS", "Gustav"], max_trials=10**12, half_width=0.02, seed=1,
+                               executor=pool)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (m.long["trials"] < 10**12).all()  # the stopping rule ended every cell
+    assert peak < 64 << 20, f"{peak:,} bytes traced for a 2x2 matrix of 10**12-trial cells"
