@@ -63,7 +63,12 @@ def scheduler_client(spec: str | None, *, memory_limit: str | None = None) -> It
     kind, value = parse_scheduler(spec)
     if not dask_available():
         raise InputError('--scheduler needs Dask, which is not installed: pip install "meleelab[cluster]"')
-    from distributed import Client, LocalCluster
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as e:  # installed but broken (a missing shared library, a partial upgrade...)
+        why = f"{type(e).__name__}: {' '.join(str(e).split())[:160]}"
+        raise InputError(f'--scheduler needs Dask, which fails to import ({why}): reinstall it with '
+                         'pip install "meleelab[cluster]"') from None
 
     if kind == "local":
         # one single-threaded process per worker (the kernels hold the GIL); the dashboard on a free port,

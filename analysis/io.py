@@ -23,7 +23,10 @@ def _why(e: OSError) -> str:
 
 
 def check_output_dir(out_dir: str | Path) -> Path:
-    """Create ``out_dir`` if needed and make sure a file can be written in it, before any work is done.
+    """Make sure ``out_dir`` can be created and a file written in it, before any work is done.
+
+    Folders created for the check are removed again, so a command that fails
+    afterwards leaves nothing behind.
 
     Raises
     ------
@@ -35,6 +38,7 @@ def check_output_dir(out_dir: str | Path) -> Path:
         if parent.exists() and not parent.is_dir():
             where = "is a file" if parent == out else f"lies below the file {parent}"
             raise OutputError(f"{out}: cannot write the output folder there ({where})")
+    created = [p for p in [out, *out.parents] if not p.exists()]  # deepest first
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".meleelab-write-check.", dir=out)
@@ -46,6 +50,14 @@ def check_output_dir(out_dir: str | Path) -> Path:
             os.unlink(probe)
     except OSError as e:
         raise OutputError(f"{out}: cannot write the output folder ({_why(e)})") from None
+    finally:
+        # leave the disk as it was: a command that fails later must not leave an empty output folder behind
+        # (the run creates the folder again when it stores its first cell or swaps its output in)
+        for p in created:
+            try:
+                p.rmdir()
+            except OSError:
+                break
     return out
 
 

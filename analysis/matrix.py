@@ -183,6 +183,9 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     dict
         Job key to :class:`JobResult`, in job order.
     """
+    from sim.executor import check_executor
+
+    executor = check_executor(executor)
     jobs = list(jobs)
     out: dict[Any, JobResult] = {}
     keys: dict[int, str | None] = {}

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .executor import TaskQueue, executor_slots, local_pool, tune_malloc
+from .executor import TaskQueue, check_executor, executor_slots, local_pool, tune_malloc
 from .limits import check_trials, check_working_set, check_workers, iter_block_sizes
 from .rng import BLOCK_TRIALS, block_rng
 from .ruleset import Rounds, Ruleset
@@ -94,6 +94,7 @@ def run_tally(
     Tally
     """
     trials = check_trials(trials)
+    executor = check_executor(executor)
     check_working_set(ruleset, plan, min(trials, BLOCK_TRIALS))
     if block_order is not None:  # tests only: a permutation of the block indices, materialised
         sizes = dict(iter_block_sizes(trials, BLOCK_TRIALS))

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-__all__ = ["TaskQueue", "local_pool", "executor_slots", "die_with_parent", "is_dask_client", "tune_malloc"]
+__all__ = ["TaskQueue", "local_pool", "executor_slots", "die_with_parent", "is_dask_client", "tune_malloc",
+           "check_executor"]
 
 #: Linux prctl option: signal sent to this process when its parent dies.
 _PR_SET_PDEATHSIG = 1
@@ -110,6 +111,22 @@ def local_pool(workers: int) -> ProcessPoolExecutor:
 def is_dask_client(executor: Any) -> bool:
     """True for a ``dask.distributed.Client`` (checked without importing Dask)."""
     return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "scheduler_info")
+
+
+def check_executor(executor: Any, name: str = "executor") -> Any:
+    """``executor`` (None allowed) if it has a callable ``submit``; else an InputError naming ``name``.
+
+    Checked before any work, so a wrong object fails with the library's error, not an
+    ``AttributeError`` from deep in the runner.
+    """
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        from .errors import InputError
+
+        text = repr(executor)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        raise InputError(f"{name}: got {text}, expected a dask.distributed.Client or an object with "
+                         "submit(fn, *args) returning a future (or None: local processes)")
+    return executor
 
 
 def executor_slots(executor: Any) -> int:

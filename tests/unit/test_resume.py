@@ -285,13 +285,63 @@ def test_a_folder_with_other_files_is_not_replaced(tmp_path, capsys):
     assert (tmp_path / "notes.docx").read_text() == "mine"
 
 
-def test_without_dask_scheduler_is_one_line(monkeypatch, capsys):
-    import analysis.executor
+#: Every command that takes --scheduler, as a new user would type it.
+SCHEDULER_COMMANDS = [
+    ["fight", "mecha", "AFS", "Gustav", "--trials", "100"],
+    ["matrix", "mecha", "--units", "AFS,Gustav", "--max-trials", "1000"],
+    ["sweep", "mecha", "AFS", "Gustav", "--vary", "defence=1..2", "--trials", "1000"],
+    ["compare", "mecha", "AFS", "defence=3", "Gustav", "--trials", "1000"],
+    ["balance", "mecha", "--max-trials", "1000"],
+    ["report", "mecha", "--max-trials", "1000"],
+]
 
-    monkeypatch.setattr(analysis.executor, "dask_available", lambda: False)
-    rc = main(["fight", "mecha", "AFS", "Gustav", "--trials", "100", "--scheduler", "local:2"])
-    err = capsys.readouterr().err
-    assert rc == 2 and "meleelab[cluster]" in err and len(err.strip().splitlines()) == 1
+#: Runs every command in one interpreter where Dask is hidden (not installed) or broken; prints [rc, stderr] each.
+HIDDEN_DASK = """
+import contextlib, io, json, sys
+if sys.argv[1] == "hidden":
+    sys.modules["distributed"] = None  # what an interpreter without the package sees: import fails
+else:
+    sys.path.insert(0, sys.argv[2])  # a 'distributed' package whose import raises, as a broken install does
+from analysis.cli import main
+out = []
+for args in json.loads(sys.argv[3]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(args)
+    out.append([rc, err.getvalue()])
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("how", ["hidden", "broken"])
+def test_scheduler_without_a_working_dask_is_one_line_in_every_command(tmp_path, how):
+    broken = tmp_path / "site"
+    (broken / "distributed").mkdir(parents=True)
+    (broken / "distributed" / "__init__.py").write_text('raise ImportError("libfoo.so: cannot open shared object")')
+    commands = [c + ["--scheduler", spec] + (["--out", str(tmp_path / f"o{i}")] if c[0] == "report" else [])
+                for i, c in enumerate(SCHEDULER_COMMANDS) for spec in ("local:2", "tcp://127.0.0.1:8786")]
+    run = subprocess.run([sys.executable, "-c", HIDDEN_DASK, how, str(broken), json.dumps(commands)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    for args, (rc, err) in zip(commands, json.loads(run.stdout)):
+        assert rc == 2 and len(err.strip().splitlines()) == 1, (args, err)
+        assert "--scheduler needs Dask" in err and 'pip install "meleelab[cluster]"' in err, (args, err)
+        assert ("not installed" if how == "hidden" else "fails to import (ImportError: libfoo.so") in err
+    assert not any(tmp_path.glob("o*")), "report --scheduler wrote a folder before failing"
+
+
+@pytest.mark.parametrize("bad", ["local:2", 3, object()])
+def test_api_executor_of_the_wrong_type_is_the_library_error(bad):
+    from analysis.compare import compare
+    from analysis.sweep import sweep
+
+    calls = [lambda: sim.fight("mecha", "AFS", "Gustav", trials=100, executor=bad),
+             lambda: matchup_matrix("mecha", units=["AFS", "Gustav"], max_trials=100, executor=bad),
+             lambda: sweep("mecha", "AFS", "defence", [1, 2], ["Gustav"], trials=100, executor=bad),
+             lambda: compare("mecha", "AFS", {"defence": 3}, ["Gustav"], trials=100, executor=bad)]
+    for call in calls:
+        with pytest.raises(sim.InputError, match=r"^executor: got .*expected a dask\.distributed\.Client"):
+            call()
 
 
 def test_the_base_install_never_imports_dask(tmp_path):
