@@ -18,7 +18,7 @@ from typing import Any
 
 from sim.errors import InputError
 
-__all__ = ["scheduler_client", "parse_scheduler", "dask_available", "check_workers", "CONNECT_TIMEOUT"]
+__all__ = ["scheduler_client", "parse_scheduler", "dask_available", "check_workers", "dask_setup", "CONNECT_TIMEOUT"]
 
 #: Seconds to wait for a remote scheduler before giving up with one line.
 CONNECT_TIMEOUT = 20
@@ -73,11 +73,16 @@ def scheduler_client(spec: str | None, *, memory_limit: str | None = None) -> It
     if kind == "local":
         # one single-threaded process per worker (the kernels hold the GIL); the dashboard on a free port,
         # so two runs at once do not fight over 8787 (its link: client.dashboard_link)
+        # preload: the workers leave Ctrl-C to this process (see dask_setup); their logs below CRITICAL are
+        # silenced, as a stopping cluster logs lost heartbeats (a failed task still fails the command)
         kwargs: dict[str, Any] = dict(n_workers=value, threads_per_worker=1, processes=True,
-                                      dashboard_address=":0", silence_logs=logging.ERROR)
+                                      dashboard_address=":0", silence_logs=logging.CRITICAL, preload=[__name__])
         if memory_limit is not None:
             kwargs["memory_limit"] = memory_limit
-        with LocalCluster(**kwargs) as cluster, Client(cluster) as client:
+        with contextlib.ExitStack() as stack:
+            with _sigint_ignored():  # a half-started cluster cannot be closed (see _sigint_ignored)
+                cluster = stack.enter_context(LocalCluster(**kwargs))
+                client = stack.enter_context(Client(cluster))
             yield client
         return
     try:
@@ -89,6 +94,47 @@ def scheduler_client(spec: str | None, *, memory_limit: str | None = None) -> It
         yield client
     finally:
         client.close()
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT (Ctrl-C) for the block: while a ``LocalCluster`` starts.
+
+    Interrupted while it starts, a ``LocalCluster`` is left half-built (Dask's
+    exit hook then fails on it with a traceback) and each worker process that
+    is still importing prints a ``KeyboardInterrupt`` traceback. An ignored
+    signal is inherited by the processes started meanwhile (Python then leaves
+    SIGINT ignored in them), and a Ctrl-C in those few seconds is dropped: the
+    next one, once the cluster is up, stops the command in one line. (Holding
+    it pending instead is not possible: NumPy's BLAS threads would take it.)
+    Main thread only; elsewhere a no-op.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask preload hook of the ``local:N`` workers: ignore SIGINT, so Ctrl-C is handled by the command alone.
+
+    A Ctrl-C in a terminal reaches every process of the foreground group. The
+    command stops its cluster and exits in one line (status 130); a worker that
+    took the signal too would print its own ``KeyboardInterrupt`` traceback as it
+    died. Runs in each worker process, in its main thread, as it starts.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def simulator_identity() -> dict[str, str]:

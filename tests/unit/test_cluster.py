@@ -19,7 +19,7 @@ from analysis.matrix import matchup_matrix  # noqa: E402
 from analysis.sweep import sweep  # noqa: E402
 from sim.rng import BLOCK_TRIALS  # noqa: E402
 
-from tests.processes import descendants, gone  # noqa: E402
+from tests.processes import descendants, gone, interrupt_like_a_terminal  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +111,21 @@ def test_a_remote_scheduler_by_address(client, capsys, monkeypatch):
     assert main(["fight", "mecha", "AFS", "Gustav", "--scheduler", "tcp://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err
     assert "cannot connect" in err and len(err.strip().splitlines()) == 1
+
+
+def test_ctrl_c_in_a_terminal_is_one_line_and_leaves_no_dask_workers():
+    """SIGINT reaches the workers too (one process group): they leave it to the command, and print no tracebacks.
+
+    The first Ctrl-C comes while the cluster starts, and is ignored (a half-started cluster prints tracebacks as it
+    dies); the next ones come while it fights, and stop the run.
+    """
+    rc, err, kids = interrupt_like_a_terminal(
+        ["fight", "warband", "Champion", "Youngblood", "--trials", str(2000 * BLOCK_TRIALS), "--seed", "1", "--quiet",
+         "--scheduler", "local:2"], workers=2, early=True)
+    assert len(kids) >= 2, "the local cluster's workers never started"
+    assert rc == 130 and "Traceback" not in err, err
+    assert [line for line in err.splitlines() if line.strip()] == ["meleelab: aborted"], err
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not all(gone(p) for p in kids):
+        time.sleep(0.2)
+    assert all(gone(p) for p in kids), f"orphaned workers: {[p for p in kids if not gone(p)]}"

@@ -24,7 +24,7 @@ from analysis.store import ResultsStore, cell_key, tally_from_dict, tally_to_dic
 from sim.rng import BLOCK_TRIALS, root_sequence
 from sim.roster import Roster
 from sim.rulesets import get_ruleset
-from tests.processes import descendants, gone
+from tests.processes import descendants, gone, interrupt_like_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -377,3 +377,14 @@ def test_a_killed_run_leaves_no_local_workers():
     while time.monotonic() < deadline and not all(gone(p) for p in kids):
         time.sleep(0.1)
     assert all(gone(p) for p in kids), f"orphaned workers: {[p for p in kids if not gone(p)]}"
+
+
+def test_ctrl_c_in_a_terminal_is_one_line_and_keeps_the_finished_cells(tmp_path):
+    out = tmp_path / "m"
+    args = ["matrix", "warband", "--seed", "6", "--max-trials", str(100 * BLOCK_TRIALS), "--half-width", "0.001",
+            "--quiet", "--workers", "2", "--out", str(out)]
+    rc, err, kids = interrupt_like_a_terminal(args, workers=2)
+    assert len(kids) >= 2
+    assert rc == 130 and "Traceback" not in err, err
+    assert [line for line in err.splitlines() if line.strip()] == ["meleelab: aborted"], err
+    assert not (out / "matrix_long.csv").exists() and not _leftovers(out)
