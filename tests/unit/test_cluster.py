@@ -129,3 +129,26 @@ def test_ctrl_c_in_a_terminal_is_one_line_and_leaves_no_dask_workers():
     while time.monotonic() < deadline and not all(gone(p) for p in kids):
         time.sleep(0.2)
     assert all(gone(p) for p in kids), f"orphaned workers: {[p for p in kids if not gone(p)]}"
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", "mecha", "AFS", "Gustav", "--vary", "defence=1..3", "--trials", "70000"],
+    ["compare", "duel", "Knight", "weapon.strength=5", "--trials", "70000"],
+    ["balance", "pools", "--max-trials", "70000"],
+    ["report", "pools", "--max-trials", "70000"],
+], ids=lambda a: a[0])
+def test_every_command_on_the_cluster_gives_the_files_and_text_of_one_process(client, tmp_path, capsys, args):
+    def run(name: str, *extra: str) -> tuple[str, dict[str, bytes]]:
+        out = tmp_path / name
+        assert main([*args, "--seed", "1", "--quiet", "--out", str(out), *extra]) == 0
+        text = capsys.readouterr().out.replace(str(out), "OUT")
+        files = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+                 if p.is_file() and ".meleelab-store" not in p.parts}
+        return "\n".join(line for line in text.splitlines() if " s;" not in line), files  # report: wall time
+
+    one = run("one")
+    dask = run("dask", "--scheduler", client.scheduler.address)
+    assert one[0] == dask[0]
+    assert sorted(one[1]) == sorted(dask[1]) and one[1]
+    for name in one[1]:
+        assert one[1][name] == dask[1][name], name
