@@ -60,7 +60,9 @@ def test_tallies_round_trip_exactly():
 
 def _job(**change):
     rs = get_ruleset("duel")
-    matchup, plan = sim.build_matchup(rs, "Sellsword", "Knight", overrides=change.pop("overrides", None))
+    matchup, plan = sim.build_matchup(rs, "Sellsword", "Knight", overrides=change.pop("overrides", None),
+                                      states=change.pop("states", None), options=change.pop("options", None),
+                                      budget=change.pop("budget", None))
     fields = dict(key=("Sellsword", "Knight"), plan=plan, stream=cell_stream("Sellsword", "Knight"),
                   max_trials=100_000, half_width=0.01, identity=matchup)
     fields.update(change)
@@ -77,7 +79,10 @@ def test_the_key_covers_every_setting_and_nothing_else():
     k = key()
     # rebuilt: the same key; the caller's name for the job is not in it
     assert k == key(job=_job()) == key(job=_job(key="another name"))
-    changed = [key(job=_job(overrides={"attacker": {"ws": 5}})), key(root=root_sequence(2)), key(rounds=3),
+    changed = [key(job=_job(overrides={"attacker": {"ws": 5}})), key(job=_job(overrides={"defender": {"ws": 3}})),
+               key(job=_job(states={"defender": {"prone": True}})),
+               key(job=_job(options={"hit_assignment": "spread"})), key(job=_job(budget=200)),
+               key(job=_job(budget=300)), key(root=root_sequence(2)), key(rounds=3),
                key(max_rounds=40), key(job=_job(stream=(1, 2))), key(job=_job(half_width=0.02)),
                key(job=_job(max_trials=99_999)), key(job=_job(batch_trials=4096)), key(job=_job(keep_blocks=True))]
     assert len({k, *changed}) == len(changed) + 1
