@@ -615,7 +615,8 @@ def _price_text(row: Any) -> str:
 @click.option("--z", type=float, default=3.0, show_default=True,
               help="A difference beyond Z standard errors is a change (see analysis/diff.py for the error used).")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Directory for diff.csv (every number), diff_changed.csv and diff.png (before/after).")
+              help="Directory for diff.csv (every number), diff_changed.csv and diff.png (before/after); "
+                   "replaced as a whole.")
 @click.option("--all", "show_all", is_flag=True, help="Print every change (default: the 40 largest).")
 def diff_cmd(old_dir: str, new_dir: str, z: float, out: str | None, show_all: bool) -> None:
     """Which matrix cells, rankings and fair prices changed beyond their noise from OLD_DIR to NEW_DIR.
@@ -626,10 +627,13 @@ def diff_cmd(old_dir: str, new_dir: str, z: float, out: str | None, show_all: bo
     """
     from .diff import diff_runs
 
+    if out:
+        check_output_dir(out)
+    folder = _out_folder(out)  # replaced whole, like every output folder
     result = diff_runs(old_dir, new_dir, z=z)
     click.echo(result.text(limit=None if show_all else 40))
-    if out:
-        for p in result.write(out):
+    if folder:
+        for p in folder.replace(result.write):
             click.echo(f"wrote {p}")
 
 

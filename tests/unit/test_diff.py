@@ -143,6 +143,11 @@ def test_cli_prints_and_writes(runs, tmp_path, capsys) -> None:
     assert (out / "diff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     changed = pd.read_csv(out / "diff_changed.csv")
     assert (changed["status"] == "changed").all() and len(changed) > 0
+    # the folder is replaced whole (issue 11): a stale file goes, no temporary folder stays beside it
+    (out / "stale.csv").write_text("from an earlier run")
+    assert main(["diff", str(old), str(new), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["diff.csv", "diff.png", "diff_changed.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
 
 
 def test_renamed_columns_are_read_by_their_role(runs, tmp_path) -> None:
