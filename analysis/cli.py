@@ -482,6 +482,12 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
     from .balance import balance_summary
 
     rs = sim.get_ruleset(ruleset)
+    if from_matrix and out:
+        inside = Path(os.path.realpath(from_matrix))
+        target = Path(os.path.realpath(out))
+        if inside == target or target in inside.parents:
+            raise Failure(f"--out {out}: holds the --from-matrix input {from_matrix}, and the output folder is "
+                          "replaced as a whole: give another --out folder")
     if out:
         check_output_dir(out)
     folder = _out_folder(out)

@@ -393,3 +393,18 @@ def test_ctrl_c_in_a_terminal_is_one_line_and_keeps_the_finished_cells(tmp_path)
     assert rc == 130 and "Traceback" not in err, err
     assert [line for line in err.splitlines() if line.strip()] == ["meleelab: aborted"], err
     assert not (out / "matrix_long.csv").exists() and not _leftovers(out)
+
+
+def test_balance_refuses_an_out_folder_that_holds_its_from_matrix_input(tmp_path, capsys):
+    """Replacing --out whole would delete the matrix that balance reads: refused in one line, nothing touched."""
+    m = tmp_path / "m"
+    assert main(["matrix", "mecha", "--units", "AFS,Gustav", "--max-trials", "2000", "--seed", "1", "--quiet",
+                 "--out", str(m)]) == 0
+    before = _files(m)
+    capsys.readouterr()
+    for source, out in [(m, m), (m / "matrix_long.csv", m), (m, tmp_path / "m" / ".." / "m"), (m, tmp_path)]:
+        assert main(["balance", "mecha", "--from-matrix", str(source), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "holds the --from-matrix input" in err and len(err.strip().splitlines()) == 1, err
+    assert _files(m) == before
+    assert main(["balance", "mecha", "--from-matrix", str(m), "--out", str(tmp_path / "b")]) == 0
