@@ -24,6 +24,7 @@ from .cli_scale import echo_written as _echo_written
 from .cli_scale import executor_for as _executor
 from .cli_scale import fresh_option as _fresh_option
 from .cli_scale import out_folder as _out_folder
+from .cli_scale import refuse_out_holding as _refuse_out_holding
 from .cli_scale import scheduler_option as _scheduler_option
 from .cli_scale import write_metadata as _write_metadata
 from .cli_types import MAX_ROUNDS_TYPE, NOTES, ROUNDS, SEED, TRIALS, WORKERS, Number, unit_names
@@ -482,12 +483,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
     from .balance import balance_summary
 
     rs = sim.get_ruleset(ruleset)
-    if from_matrix and out:
-        inside = Path(os.path.realpath(from_matrix))
-        target = Path(os.path.realpath(out))
-        if inside == target or target in inside.parents:
-            raise Failure(f"--out {out}: holds the --from-matrix input {from_matrix}, and the output folder is "
-                          "replaced as a whole: give another --out folder")
+    _refuse_out_holding(out, [("--from-matrix", from_matrix)])
     if out:
         check_output_dir(out)
     folder = _out_folder(out)
@@ -633,6 +629,7 @@ def diff_cmd(old_dir: str, new_dir: str, z: float, out: str | None, show_all: bo
     """
     from .diff import diff_runs
 
+    _refuse_out_holding(out, [("OLD_DIR", old_dir), ("NEW_DIR", new_dir)])
     if out:
         check_output_dir(out)
     folder = _out_folder(out)  # replaced whole, like every output folder

@@ -16,7 +16,8 @@ from sim.errors import InputError
 
 from .io import atomic_write_text, to_json
 
-__all__ = ["scheduler_option", "fresh_option", "executor_for", "out_folder", "echo_written", "write_metadata"]
+__all__ = ["scheduler_option", "fresh_option", "executor_for", "out_folder", "echo_written", "write_metadata",
+           "refuse_out_holding"]
 
 
 def scheduler_option(f: Callable) -> Callable:
@@ -48,6 +49,27 @@ def out_folder(out: str | None) -> Any:
     from .outdir import OutputFolder
 
     return OutputFolder(out)
+
+
+def refuse_out_holding(out: str | None, inputs: Sequence[tuple[str, str | None]]) -> None:
+    """Refuse an ``--out`` folder that is, or holds, one of the command's inputs.
+
+    The output folder is replaced as a whole, so the input would be deleted.
+    ``inputs`` are ``(what, path)`` pairs such as ``("--from-matrix", path)``.
+    """
+    import os
+    from pathlib import Path
+
+    if not out:
+        return
+    target = Path(os.path.realpath(out))
+    for what, path in inputs:
+        if path is None:
+            continue
+        inside = Path(os.path.realpath(path))
+        if inside == target or target in inside.parents:
+            raise InputError(f"--out {out}: holds the {what} input {path}, and the output folder is replaced as a "
+                             "whole: give another --out folder")
 
 
 def echo_written(paths: Sequence[Any]) -> None:

@@ -148,6 +148,10 @@ def test_cli_prints_and_writes(runs, tmp_path, capsys) -> None:
     assert main(["diff", str(old), str(new), "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["diff.csv", "diff.png", "diff_changed.csv"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+    for into in (old, new, old.parent):  # replacing it would delete a run being compared
+        assert main(["diff", str(old), str(new), "--out", str(into)]) == 2
+        err = capsys.readouterr().err
+        assert "holds the" in err and "input" in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_renamed_columns_are_read_by_their_role(runs, tmp_path) -> None:
