@@ -24,7 +24,6 @@ from .cli_scale import echo_written as _echo_written
 from .cli_scale import executor_for as _executor
 from .cli_scale import fresh_option as _fresh_option
 from .cli_scale import out_folder as _out_folder
-from .cli_scale import refuse_out_holding as _refuse_out_holding
 from .cli_scale import scheduler_option as _scheduler_option
 from .cli_scale import write_metadata as _write_metadata
 from .cli_types import MAX_ROUNDS_TYPE, NOTES, ROUNDS, SEED, TRIALS, WORKERS, Number, unit_names
@@ -240,7 +239,7 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
-    folder = _out_folder(out)
+    folder = _out_folder(out, [("--roster", roster)])
     update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
     try:
         with _executor(scheduler, workers) as executor:
@@ -311,7 +310,7 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
-    folder = _out_folder(out)
+    folder = _out_folder(out, [("--roster", file)])
     update, close = _count_bar(quiet, f"sweep {field}", "runs")
     try:
         with _executor(scheduler, workers) as executor:
@@ -401,7 +400,7 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
-    folder = _out_folder(out)
+    folder = _out_folder(out, [("--roster", roster)])
     update, close = _count_bar(quiet, "compare", "runs")
     try:
         with _executor(scheduler, workers) as executor:
@@ -483,10 +482,9 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
     from .balance import balance_summary
 
     rs = sim.get_ruleset(ruleset)
-    _refuse_out_holding(out, [("--from-matrix", from_matrix)])
     if out:
         check_output_dir(out)
-    folder = _out_folder(out)
+    folder = _out_folder(out, [("--roster", roster), ("--from-matrix", from_matrix)])
     if from_matrix:
         from .matrix_file import read_matrix_long
 
@@ -581,7 +579,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     ros = _roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
     check_output_dir(out)
-    folder = _out_folder(out)
+    folder = _out_folder(out, [("--roster", roster)])
     update, close = _count_bar(quiet, f"{rs.id} report", "cells")
     start = time.perf_counter()
     try:
@@ -629,10 +627,9 @@ def diff_cmd(old_dir: str, new_dir: str, z: float, out: str | None, show_all: bo
     """
     from .diff import diff_runs
 
-    _refuse_out_holding(out, [("OLD_DIR", old_dir), ("NEW_DIR", new_dir)])
     if out:
         check_output_dir(out)
-    folder = _out_folder(out)  # replaced whole, like every output folder
+    folder = _out_folder(out, [("OLD_DIR", old_dir), ("NEW_DIR", new_dir)])  # replaced whole, like every output
     result = diff_runs(old_dir, new_dir, z=z)
     click.echo(result.text(limit=None if show_all else 40))
     if folder:

@@ -42,8 +42,13 @@ def executor_for(scheduler: str | None, workers: int) -> Iterator[Any]:
         yield client
 
 
-def out_folder(out: str | None) -> Any:
-    """The ``--out`` folder (:class:`analysis.outdir.OutputFolder`, checked now, before any work), or None."""
+def out_folder(out: str | None, inputs: Sequence[tuple[str, str | None]] = ()) -> Any:
+    """The ``--out`` folder (:class:`analysis.outdir.OutputFolder`, checked now, before any work), or None.
+
+    ``inputs`` are the command's input paths, ``(flag, path)``: an ``--out`` that holds one is refused
+    (:func:`refuse_out_holding`).
+    """
+    refuse_out_holding(out, inputs)
     if not out:
         return None
     from .outdir import OutputFolder

@@ -408,3 +408,20 @@ def test_balance_refuses_an_out_folder_that_holds_its_from_matrix_input(tmp_path
         assert "holds the --from-matrix input" in err and len(err.strip().splitlines()) == 1, err
     assert _files(m) == before
     assert main(["balance", "mecha", "--from-matrix", str(m), "--out", str(tmp_path / "b")]) == 0
+
+
+@pytest.mark.parametrize("command", [
+    ["matrix", "mecha", "--max-trials", "2000"],
+    ["sweep", "mecha", "A", "B", "--vary", "defence=1..2", "--trials", "2000"],
+    ["compare", "mecha", "A", "defence=3", "B", "--trials", "2000"],
+    ["balance", "mecha", "--max-trials", "2000"],
+    ["report", "mecha", "--max-trials", "2000"],
+], ids=lambda c: c[0])
+def test_an_out_folder_holding_the_csv_roster_is_refused(tmp_path, capsys, command):
+    """A CSV roster looks like an output file: replacing the folder whole would have deleted it."""
+    roster = tmp_path / "units.csv"
+    roster.write_text("name,defence,physical,armour,points\nA,2,0,B,20\nB,3,0,B,25\n", encoding="utf-8")
+    assert main([*command, "--roster", str(roster), "--seed", "1", "--quiet", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "holds the --roster input" in err and len(err.strip().splitlines()) == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["units.csv"]
