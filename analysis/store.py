@@ -26,12 +26,14 @@ flight. One writer at a time (the process running the cells).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import hashlib
 import json
 import sqlite3
 from functools import lru_cache
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -178,14 +180,42 @@ class ResultsStore:
 
     def __init__(self, path: str | Path, *, fresh: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fresh = fresh
-        self._db: sqlite3.Connection | None = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db: sqlite3.Connection | None = None
+        with self._errors("open"):
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise sqlite3.OperationalError(e.strerror or type(e).__name__) from None
+            try:
+                self._open()
+            except sqlite3.DatabaseError:
+                if not fresh:
+                    raise
+                self.close()  # --fresh ignores the store anyway: start a new one in place of a damaged file
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                self._open()
+
+    def _open(self) -> None:
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         # WAL with synchronous=NORMAL survives a killed process (not a power cut) and commits fast
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, format INTEGER NOT NULL, "
                          "label TEXT, tally TEXT NOT NULL, blocks TEXT)")
+
+    @contextlib.contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """SQLite errors (a full disk, a damaged or foreign file) as one-line :class:`~analysis.io.OutputError`."""
+        try:
+            yield
+        except sqlite3.Error as e:
+            from .io import OutputError
+
+            why = " ".join(str(e).split()) or type(e).__name__
+            hint = "" if doing != "open" else "; delete it, or run again with --fresh to start a new one"
+            raise OutputError(f"{self.path}: cannot {doing} the results store ({why}){hint}") from None
 
     key = staticmethod(cell_key)
 
@@ -199,27 +229,37 @@ class ResultsStore:
         """The stored ``(tally, blocks)`` of ``key``, or None."""
         if self.fresh:
             return None
-        row = self.db.execute("SELECT tally, blocks FROM cells WHERE key = ? AND format = ?",
-                              (key, STORE_FORMAT)).fetchone()
+        with self._errors("read"):
+            row = self.db.execute("SELECT tally, blocks FROM cells WHERE key = ? AND format = ?",
+                                  (key, STORE_FORMAT)).fetchone()
         if row is None:
             return None
-        blocks = None if row[1] is None else [tally_from_dict(b) for b in json.loads(row[1])]
-        return tally_from_dict(json.loads(row[0])), blocks
+        try:
+            blocks = None if row[1] is None else [tally_from_dict(b) for b in json.loads(row[1])]
+            return tally_from_dict(json.loads(row[0])), blocks
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None  # a row that does not parse (edited outside meleelab): recomputed, then replaced
 
     def put(self, key: str, tally: Tally, blocks: list[Tally] | None = None, label: str = "") -> None:
         """Save one finished cell (committed at once)."""
-        self.db.execute("INSERT OR REPLACE INTO cells (key, format, label, tally, blocks) VALUES (?, ?, ?, ?, ?)",
-                        (key, STORE_FORMAT, label, json.dumps(tally_to_dict(tally)),
-                         None if blocks is None else json.dumps([tally_to_dict(b) for b in blocks])))
+        row = (key, STORE_FORMAT, label, json.dumps(tally_to_dict(tally)),
+               None if blocks is None else json.dumps([tally_to_dict(b) for b in blocks]))
+        with self._errors("write"):
+            self.db.execute("INSERT OR REPLACE INTO cells (key, format, label, tally, blocks) VALUES (?, ?, ?, ?, ?)",
+                            row)
 
     def __len__(self) -> int:
-        return int(self.db.execute("SELECT COUNT(*) FROM cells").fetchone()[0])
+        with self._errors("read"):
+            return int(self.db.execute("SELECT COUNT(*) FROM cells").fetchone()[0])
 
     def close(self) -> None:
         """Close the file (the write-ahead log is folded into it)."""
         if self._db is not None:
-            self._db.close()
-            self._db = None
+            db, self._db = self._db, None
+            try:
+                db.close()
+            except sqlite3.Error:  # pragma: no cover - the log could not be folded in (a full disk): rows stay in it
+                pass
 
     def __enter__(self) -> "ResultsStore":
         return self

@@ -425,3 +425,37 @@ def test_an_out_folder_holding_the_csv_roster_is_refused(tmp_path, capsys, comma
     err = capsys.readouterr().err
     assert "holds the --roster input" in err and len(err.strip().splitlines()) == 1, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["units.csv"]
+
+
+def test_a_full_disk_while_storing_cells_is_one_line(tmp_path, monkeypatch, capsys):
+    """SQLite's page limit stands in for a full disk: the same SQLITE_FULL error ("database or disk is full")."""
+    real_open = ResultsStore._open
+
+    def tiny(self):
+        real_open(self)
+        self.db.execute("PRAGMA max_page_count = 3")
+
+    monkeypatch.setattr(ResultsStore, "_open", tiny)
+    rc = main(["matrix", "mecha", "--max-trials", "2000", "--seed", "1", "--quiet", "--out", str(tmp_path / "m")])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "cannot write the results store (database or disk is full)" in err
+
+
+def test_a_damaged_store_is_one_line_and_fresh_starts_a_new_one(tmp_path, capsys):
+    out = tmp_path / "m"
+    args = ["matrix", "mecha", "--units", "AFS,Gustav", "--max-trials", "2000", "--seed", "1", "--quiet",
+            "--out", str(out)]
+    assert main(args) == 0
+    (out / STORE_DIR / STORE_FILE).write_bytes(b"not a database, " * 100)
+    for name in ("-wal", "-shm"):
+        (out / STORE_DIR / (STORE_FILE + name)).unlink(missing_ok=True)
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "cannot open the results store" in err and "--fresh" in err, err
+    assert main(args + ["--fresh"]) == 0
+    assert main(args) == 0 and json.loads((out / "metadata.json").read_text())["resumed_cells"] == 4
+    with ResultsStore(out / STORE_DIR / STORE_FILE) as store:  # a row that does not parse is recomputed
+        store.db.execute("UPDATE cells SET tally = '{not json'")
+    assert main(args) == 0 and json.loads((out / "metadata.json").read_text())["resumed_cells"] == 0
