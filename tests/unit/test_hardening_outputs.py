@@ -79,6 +79,18 @@ def test_out_in_a_read_only_folder(tmp_path, capsys):
         ro.chmod(0o700)
 
 
+def test_out_in_a_folder_without_write_permission_even_as_root(tmp_path, capsys, monkeypatch):
+    """Root writes everywhere, so the test above is skipped under root: the same error, raised where it would come."""
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(aio.tempfile, "mkstemp", denied)
+    for argv in (["matrix", "mecha", "--units", "AFS,PKA", "--max-trials", "100"], ["report", "--all"]):
+        code, _, err = run(capsys, *argv, "--out", tmp_path / "ro" / "x")
+        assert "cannot write the output folder (Permission denied)" in one_error_line(code, err)
+    assert not list(tmp_path.iterdir())  # the folders made for the check are gone again
+
+
 def test_a_write_that_fails_midway_is_one_line(tmp_path, capsys, monkeypatch):
     def no_space(fd):
         raise OSError(28, "No space left on device")
