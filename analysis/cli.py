@@ -500,6 +500,9 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
             meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
         except (OSError, ValueError):
             meta = None  # the matrix alone still balances; only the twins' pooling needs matrix.json
+        if isinstance(meta, dict) and isinstance(meta.get("ruleset"), str) and meta["ruleset"] != rs.id:
+            raise Failure(f"{meta_path}: a {meta['ruleset']} matrix, not {rs.id}: "
+                          f"run balance {meta['ruleset']} --from-matrix {from_matrix}")
         matrix: Any = saved_matrix(frame, rs.id, meta if isinstance(meta, dict) else None)
         source = str(path)
     else:

@@ -169,6 +169,13 @@ def test_from_matrix_reads_our_own_file_back(tmp_path, capsys):
     assert code == 0 and "Rankings" in out, err
 
 
+def test_from_matrix_of_another_ruleset_is_one_line(tmp_path, capsys):
+    """matrix.json beside the file names its ruleset: a mecha matrix is not balanced as grimdark."""
+    path = _matrix_csv(tmp_path, capsys)
+    code, _, err = run(capsys, "balance", "grimdark", "--from-matrix", path.parent)
+    assert_one_line(code, err, "matrix.json", "a mecha matrix, not grimdark", "balance mecha --from-matrix")
+
+
 # ------------------------------------------------------------------ rosters
 def test_csv_cell_over_the_field_limit(tmp_path, capsys):
     path = tmp_path / "big.csv"
