@@ -50,6 +50,9 @@ import pandas as pd
 
 from sim.errors import InputError
 
+from .render import figure_png, plain_text_plots
+from .safe_csv import restore_cell
+
 __all__ = ["COLUMNS", "QUANTITIES", "DEFAULT_Z", "RunDiff", "diff_runs", "find_runs", "plot_cells",
            "plot_changes", "diff_figure"]
 
@@ -149,20 +152,24 @@ def _read(folder: Path, name: str, required: bool) -> pd.DataFrame | None:
             raise InputError(f"{folder}: not a report folder (no {name})")
         return None
     try:
-        raw = pd.read_csv(path, keep_default_na=True)
+        # all as text: a unit named "NA" or "None" stays a name; numbers are parsed below, role by role
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as e:
         raise InputError(f"{path}: cannot read ({_one_line(e)})") from None
+    raw.columns = [restore_cell(c) for c in raw.columns]
+    keys = ("attacker", "defender") if name == "matrix_long.csv" else ("unit",)
     out = pd.DataFrame(index=raw.index)
     for role, names in COLUMNS[name].items():
         col = next((c for c in names if c in raw.columns), None)
-        if col is not None:
-            out[role] = raw[col]
-    keys = ("attacker", "defender") if name == "matrix_long.csv" else ("unit",)
+        if col is None:
+            continue
+        if role in keys:
+            out[role] = raw[col].map(restore_cell)  # the names as the roster wrote them, not as neutralised
+        else:
+            out[role] = pd.to_numeric(raw[col].str.strip().replace("", np.nan), errors="coerce")
     missing = [k for k in keys if k not in out]
     if missing:
         raise InputError(f"{path}: no column {missing[0]!r} (columns: {', '.join(map(str, raw.columns))})")
-    for k in keys:
-        out[k] = out[k].astype(str)
     return out
 
 
@@ -353,6 +360,7 @@ def _fmt(v: float) -> str:
 
 
 # ----------------------------------------------------------------------- plots
+@plain_text_plots
 def plot_cells(diff: RunDiff, ax: Any = None, *, quantity: str = "p_attacker", title: str | None = None) -> Any:
     """Before against after for every matrix cell: identical cells on the diagonal, changes in colour.
 
@@ -389,6 +397,7 @@ def plot_cells(diff: RunDiff, ax: Any = None, *, quantity: str = "p_attacker", t
     return ax
 
 
+@plain_text_plots
 def plot_changes(diff: RunDiff, ax: Any = None, *, kind: str = "fair price", quantity: str | None = None,
                  top: int = 15, title: str | None = None) -> Any:
     """Before and after of the items of one kind that changed most (largest |z|), with 95% bars.
@@ -428,9 +437,10 @@ def plot_changes(diff: RunDiff, ax: Any = None, *, kind: str = "fair price", qua
 
 
 def diff_figure(diff: RunDiff) -> bytes:
-    """The before/after figure of ``meleelab diff --out`` as PNG bytes: cells, rankings, fair prices."""
-    import io
+    """The before/after figure of ``meleelab diff --out`` as PNG bytes: cells, rankings, fair prices.
 
+    Unit names are plain text (never mathtext) and missing glyphs give one warning (:mod:`analysis.render`).
+    """
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(17.0, 5.6))
@@ -438,7 +448,4 @@ def diff_figure(diff: RunDiff) -> bytes:
     plot_cells(diff, ax=axes[0])
     plot_changes(diff, ax=axes[1], kind="ranking", quantity="strength", title="Bradley-Terry strength")
     plot_changes(diff, ax=axes[2], kind="fair price", quantity="fair_price", title="Fair prices (points)")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
-    return buf.getvalue()
+    return figure_png(fig, dpi=100)

@@ -23,16 +23,26 @@ __all__ = ["FORMULA_START", "neutralise_cell", "restore_cell", "neutralise_frame
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+def _quoted_formula(text: str) -> bool:
+    """``text`` is quotes followed by a formula start (``'=x``, ``''+y``): what :func:`restore_cell` unquotes."""
+    rest = text.lstrip("'")
+    return len(rest) < len(text) and rest.startswith(FORMULA_START)
+
+
 def neutralise_cell(value: Any) -> Any:
-    """``value`` with a leading ``'`` when it is text a spreadsheet would run as a formula."""
-    if isinstance(value, str) and value.startswith(FORMULA_START):
+    """``value`` with a leading ``'`` when it is text a spreadsheet would run as a formula.
+
+    Text that already looks neutralised (``'=x``) gets one more quote, so that
+    :func:`restore_cell` gives back exactly what was written.
+    """
+    if isinstance(value, str) and (value.startswith(FORMULA_START) or _quoted_formula(value)):
         return "'" + value
     return value
 
 
 def restore_cell(value: Any) -> Any:
     """Undo :func:`neutralise_cell` (``"'=x"`` -> ``"=x"``); anything else is returned unchanged."""
-    if isinstance(value, str) and value.startswith("'") and value[1:].startswith(FORMULA_START):
+    if isinstance(value, str) and _quoted_formula(value):
         return value[1:]
     return value
 

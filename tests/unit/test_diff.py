@@ -215,3 +215,17 @@ def test_bad_input_is_one_line_and_exit_2(case, runs, tmp_path, capsys) -> None:
         assert "compare runs of one ruleset" in err
     with pytest.raises((InputError, ValueError)):
         diff_runs(*[a for a in args if not a.startswith("--") and a != "-1"], z=-1 if case == "bad_z" else 3)
+
+
+def test_units_named_like_missing_values_keep_their_names(tmp_path, capsys) -> None:
+    """pandas reads NA, None and null as missing by default: all three units became 'nan' and their cells merged."""
+    rows = "name,defence,physical,armour,points\nNA,{d},0,B,20\nNone,3,0,C,25\nnull,4,-2,A,40\n"
+    for name, d in (("old", 2), ("new", 3)):
+        (tmp_path / f"{name}.csv").write_text(rows.format(d=d), encoding="utf-8")
+        assert main(["report", "mecha", "--roster", str(tmp_path / f"{name}.csv"), "--max-trials", "3000",
+                     "--seed", "1", "--quiet", "--out", str(tmp_path / name)]) == 0
+    d = diff_runs(tmp_path / "old", tmp_path / "new")
+    cells = d.table[d.table["kind"] == "cell"]
+    assert {"NA vs NA", "None vs null", "null vs NA"} <= set(cells["item"]) and len(set(cells["item"])) == 9
+    changed = set(d.changed()["item"])
+    assert "NA vs None" in changed and "None vs null" not in changed  # only the cells of the changed unit moved

@@ -132,7 +132,7 @@ def test_report_all_checks_the_folder_before_computing(tmp_path, capsys, monkeyp
 # ------------------------------------------------------------------ CSV safety
 @pytest.mark.parametrize("text,expected", [
     ("=1+1", "'=1+1"), ("+cmd", "'+cmd"), ("-x", "'-x"), ("@A1", "'@A1"), ("\tx", "'\tx"), ("\rx", "'\rx"),
-    ("plain", "plain"), ("a=b", "a=b"), ("", ""),
+    ("plain", "plain"), ("a=b", "a=b"), ("", ""), ("'=x", "''=x"), ("''+y", "'''+y"), ("'Tis", "'Tis"),
 ])
 def test_formula_cells_are_neutralised_and_restored(text, expected):
     assert neutralise_cell(text) == expected
@@ -176,6 +176,20 @@ def test_every_csv_the_tool_writes_is_neutralised(tmp_path, capsys):
     # and balance reads the neutralised matrix back with the names as the roster wrote them
     code, outtext, err = run(capsys, "balance", "mecha", "--from-matrix", tmp_path / "matrix")
     assert code == 0 and HOSTILE[0] in outtext, err
+    # diff: its own CSVs are safe, and it reads the reports' names back as written (not as neutralised)
+    code, _, err = run(capsys, "report", "mecha", "--roster", roster, "--max-trials", "300", "--seed", "9",
+                       "--quiet", "--out", tmp_path / "report2")
+    assert code == 0, err
+    code, outtext, err = run(capsys, "diff", tmp_path / "report", tmp_path / "report2", "--all",
+                             "--out", tmp_path / "diff")
+    assert code == 0, err
+    assert list((tmp_path / "diff").glob("*.csv")) and not _formula_cells(tmp_path / "diff")
+    items = set(pd.read_csv(tmp_path / "diff" / "diff.csv", dtype=str, keep_default_na=False)["item"])
+    assert f"'{HOSTILE[1]} vs {HOSTILE[0]}" in items and "'" + HOSTILE[1] in items  # quoted once, on the cell
+    from analysis.diff import diff_runs
+
+    table = diff_runs(tmp_path / "report", tmp_path / "report2").table
+    assert f"{HOSTILE[1]} vs {HOSTILE[0]}" in set(table["item"]) and HOSTILE[2] in set(table["item"])
 
 
 # ------------------------------------------------------- Markdown, HTML, plots
