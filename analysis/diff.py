@@ -151,22 +151,27 @@ def _read(folder: Path, name: str, required: bool) -> pd.DataFrame | None:
         if required:
             raise InputError(f"{folder}: not a report folder (no {name})")
         return None
-    try:
-        # all as text: a unit named "NA" or "None" stays a name; numbers are parsed below, role by role
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: cannot read ({_one_line(e)})") from None
-    raw.columns = [restore_cell(c) for c in raw.columns]
     keys = ("attacker", "defender") if name == "matrix_long.csv" else ("unit",)
+    if name == "matrix_long.csv":
+        # validated cell by cell, as balance --from-matrix does: a hand-edited p = 1.5 is an error, not a change
+        from .matrix_file import read_matrix_long
+
+        raw = read_matrix_long(path)
+    else:
+        try:
+            # all as text: a unit named "NA" or "None" stays a name; numbers are parsed below, role by role
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except (OSError, ValueError) as e:
+            raise InputError(f"{path}: cannot read ({_one_line(e)})") from None
+        raw.columns = [restore_cell(c) for c in raw.columns]
+        for col in raw.columns:
+            raw[col] = raw[col].map(restore_cell) if col in keys else \
+                pd.to_numeric(raw[col].str.strip().replace("", np.nan), errors="coerce")
     out = pd.DataFrame(index=raw.index)
     for role, names in COLUMNS[name].items():
         col = next((c for c in names if c in raw.columns), None)
-        if col is None:
-            continue
-        if role in keys:
-            out[role] = raw[col].map(restore_cell)  # the names as the roster wrote them, not as neutralised
-        else:
-            out[role] = pd.to_numeric(raw[col].str.strip().replace("", np.nan), errors="coerce")
+        if col is not None:
+            out[role] = raw[col]  # names as the roster wrote them (not as neutralised for spreadsheets)
     missing = [k for k in keys if k not in out]
     if missing:
         raise InputError(f"{path}: no column {missing[0]!r} (columns: {', '.join(map(str, raw.columns))})")

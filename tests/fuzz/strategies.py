@@ -280,8 +280,8 @@ def _text_corruption(text: str, suffix: str) -> st.SearchStrategy[str]:
 
 # ------------------------------------------------------------ matrix files
 @st.composite
-def matrix_files(draw: Callable) -> str:
-    """A ``matrix_long.csv`` (complete and consistent, or corrupted one way)."""
+def matrix_files(draw: Callable, clean: bool = False) -> str:
+    """A ``matrix_long.csv`` (complete and consistent, or corrupted one way; never corrupted when ``clean``)."""
     names = draw(st.lists(unit_name(), min_size=1, max_size=3, unique=True))
     header = ["attacker", "defender", "trials", "p_attacker", "p_defender", "p_draw", "p_attacker_se",
               "points_attacker", "points_defender", "note"]
@@ -293,7 +293,7 @@ def matrix_files(draw: Callable) -> str:
             pd_ = draw(st.integers(0, 1_000_000 - pa))
             rows.append([a, d, "1000", f"{pa / 1e6:.6f}", f"{pd_ / 1e6:.6f}", f"{(1_000_000 - pa - pd_) / 1e6:.6f}",
                          "0.010000", _cell(points[a]), _cell(points[d]), ""])
-    corruption = draw(st.integers(0, 9))
+    corruption = 0 if clean else draw(st.integers(0, 9))
     if corruption == 1 and len(rows) > 1:
         rows.pop(draw(st.integers(0, len(rows) - 1)))
     elif corruption == 2:

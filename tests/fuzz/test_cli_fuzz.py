@@ -1,7 +1,8 @@
 """Property: the CLI, given any roster and any command line, exits 0 with complete output or 2 with one line.
 
 Random rosters (valid and corrupted, TOML and CSV, every ruleset, :mod:`tests.fuzz.strategies`)
-and random command lines for every command run in-process through
+and random command lines for every command (diff: run folders with generated, sometimes corrupted
+matrix files) run in-process through
 :func:`analysis.cli.main`. For every example:
 
 * exit 0: standard output is there (JSON parses under ``--json``), every file
@@ -55,6 +56,7 @@ OUT_FILES = {
                 "side_averaged.csv", "payoff.csv", "balance_model.txt"],
     "report": ["report.html", "summary.md", "metadata.json", "matrix_long.csv", "matrix.csv", "matrix.png",
                "units.csv", "switches.csv", "rankings.csv"],
+    "diff": ["diff.csv", "diff_changed.csv", "diff.png"],
 }
 
 # ------------------------------------------------------------------ flag values
@@ -67,7 +69,12 @@ RUN_FLAGS: dict[str, tuple[list[str], list[str]]] = {
     "--workers": (["1", "1", "1", "0", "99"], ["x", "1.5"]),
     "--half-width": (["0.2", "0.1", "0.45"], ["0", "0.5", "-1", "nan", "inf", "x"]),
     "--seconds": (["0.001", "0.002"], ["-1", "0", "61", "nan", "x"]),
+    "--z": (["3", "2.5", "6"], ["0", "-1", "nan", "inf", "x"]),
+    # only addresses refused before any connection: a cluster per example would take seconds
+    "--scheduler": ([], ["local:0", "local:x", "local:-2", "local:", "", "tcp://a b"]),
 }
+#: Flags without a value, added now and then (a valid --fresh reruns from an empty store).
+SWITCHES = {"matrix": ["--fresh"], "sweep": ["--fresh"], "report": ["--fresh"]}
 #: Trial-count flags per command (kept tiny: the point is the paths, not the numbers).
 TRIAL_FLAG = {"fight": "--trials", "sweep": "--trials", "compare": "--trials", "matrix": "--max-trials",
               "balance": "--max-trials", "report": "--max-trials"}
@@ -85,7 +92,7 @@ COMMAND_FLAGS = {
 
 def flag_value(draw: Callable, flag: str, values: tuple[list[str], list[str]]) -> list[str]:
     good, bad = values
-    return [flag, draw(st.sampled_from(bad) if one_in(draw, 12) else st.sampled_from(good))]
+    return [flag, draw(st.sampled_from(bad) if not good or one_in(draw, 12) else st.sampled_from(good))]
 
 
 def set_items(draw: Callable, rid: str) -> list[str]:
@@ -131,7 +138,9 @@ def int_field(draw: Callable, rid: str) -> tuple[str, int]:
 def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
     """``(argv, command)``, with the roster and matrix files it names written into ``tmp``."""
     command = draw(st.sampled_from(["fight", "matrix", "sweep", "compare", "balance", "fight", "matrix", "units",
-                                    "fight", "balance", "report", "rulesets", "bench"]))
+                                    "fight", "balance", "report", "rulesets", "bench", "diff", "diff"]))
+    if command == "diff":
+        return diff_line(draw, tmp), command
     if command == "rulesets":
         return ["rulesets"] + (["--json"] if one_in(draw, 2) else []), command
     if command == "bench":
@@ -199,6 +208,9 @@ def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
     for flag in COMMAND_FLAGS[command]:
         if one_in(draw, 3):
             argv += flag_value(draw, flag, RUN_FLAGS[flag])
+    if command in TRIAL_FLAG and one_in(draw, 25):
+        argv += flag_value(draw, "--scheduler", RUN_FLAGS["--scheduler"])
+    argv += [f for f in SWITCHES.get(command, []) if one_in(draw, 4)]
     if command != "units":
         argv += set_items(draw, rid if rid in RULESET_IDS else "mecha")
     if command in OUT_FILES and (command == "report" or one_in(draw, 2)):
@@ -209,6 +221,39 @@ def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
     if command == "fight" and one_in(draw, 2):
         argv += ["--json"]
     return argv + ["--quiet"], command
+
+
+def diff_line(draw: Callable, tmp: Path) -> list[str]:
+    """``diff OLD NEW``: run folders with a generated matrix_long.csv (valid or corrupted), or paths that are not."""
+    folders = []
+    for side in ("old", "new"):
+        kind = draw(st.sampled_from(["run", "missing", "run", "file", "run", "empty", "run", "same"]))
+        if kind == "missing":
+            folders.append(str(tmp / "missing"))
+        elif kind == "file":
+            (tmp / "FILE").write_text("a file, not a folder")
+            folders.append(str(tmp / "FILE"))
+        elif kind == "empty":
+            (tmp / "empty").mkdir(exist_ok=True)
+            folders.append(str(tmp / "empty"))
+        elif kind == "same" and folders:
+            folders.append(folders[0])  # a run against itself
+        else:
+            run_dir = tmp / side
+            run_dir.mkdir()
+            text = draw(matrix_files(clean=not one_in(draw, 4)))
+            (run_dir / "matrix_long.csv").write_text(text, encoding="utf-8")
+            if one_in(draw, 3):
+                (run_dir / "matrix.json").write_text(json.dumps({"ruleset": draw(st.sampled_from(RULESET_IDS))}))
+            folders.append(str(run_dir))
+    argv = ["diff", *folders]
+    if one_in(draw, 3):
+        argv += flag_value(draw, "--z", RUN_FLAGS["--z"])
+    if one_in(draw, 3):
+        argv += ["--all"]
+    if one_in(draw, 2):
+        argv += ["--out", str(tmp / draw(st.sampled_from(["out", "out/deeper", "old"])))]
+    return argv
 
 
 # -------------------------------------------------------------------- checking
