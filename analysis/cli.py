@@ -98,8 +98,13 @@ def units_cmd(ruleset: str, roster: str | None, as_json: bool) -> None:
 
 
 def _budget_option(f: Callable) -> Callable:
-    """--budget POINTS: equal-points fights (the roster's own budget by default)."""
-    return click.option("--budget", type=str, default=None, metavar="POINTS",
+    """--budget POINTS: equal-points fights (the roster's own budget by default), checked as it is read."""
+    def parse(ctx: Any, param: Any, value: str | None) -> Any:
+        from sim.budget import parse_budget
+
+        return parse_budget(value, "--budget")
+
+    return click.option("--budget", type=str, default=None, metavar="POINTS", callback=parse,
                         help="Equal points: each side fields floor(POINTS / points) copies of its unit "
                              "(default: the roster's budget; 'none': one unit a side).")(f)
 

@@ -86,7 +86,7 @@ def fielded_copies(rs: Ruleset, roster: Roster, names: Sequence[str], budget: fl
         try:
             rs.copies(unit, k)
         except MatchupError as e:
-            raise InputError(f"--budget {budget:g}: {e}") from None
+            raise InputError(f"budget {budget:g}: {e}") from None
         out[n] = k
     return out
 

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
+from sim.errors import InputError
+
 __all__ = ["Z", "ELO_PER_LOGIT", "long_frame", "side_averaged", "payoff_matrix", "mean_win_rate", "bradley_terry",
            "bt_misfit"]
 
@@ -27,10 +29,10 @@ def long_frame(matrix: Any) -> pd.DataFrame:
     """The matrix's long frame with the cells that were fought (``p_attacker`` not NaN)."""
     frame = matrix.long if hasattr(matrix, "long") else matrix
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"expected a MatchupMatrix or its long DataFrame, got {type(matrix).__name__}")
+        raise InputError(f"matrix: got {type(matrix).__name__}, expected a MatchupMatrix or its long DataFrame")
     missing = {"attacker", "defender", "p_attacker", "p_defender", "p_draw"} - set(frame.columns)
     if missing:
-        raise ValueError(f"matrix frame lacks columns {sorted(missing)}")
+        raise InputError(f"matrix: its frame lacks the columns {', '.join(sorted(missing))}")
     out = frame[frame["p_attacker"].notna()].copy()
     if "trials" in out:
         out = out[out["trials"].fillna(0) > 0]

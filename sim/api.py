@@ -191,14 +191,15 @@ def build_matchup(
     options = check_mapping(options, "options")
     need_roster = isinstance(attacker, str) or isinstance(defender, str) or roster is not None
     ros = _roster_of(rs, roster) if need_roster else None
-    in_force = resolve_budget(budget, ros.budget if ros is not None else None)
+    in_force = resolve_budget(budget, ros.budget if ros is not None else None, "--budget" if from_text else "budget")
     units = []
     for side, ref in (("attacker", attacker), ("defender", defender)):
         unit = ros.unit(ref) if isinstance(ref, str) else ref
         if not isinstance(unit, rs.unit_type):
             raise InputError(f"{side}: expected a {rs.id} unit or a unit name, got {type(unit).__name__}")
         ov = (overrides or {}).get(side, {})
-        unit = rs.with_overrides(unit, ov, Where(f"--set {side}", unit.name), from_text=from_text)
+        label = f"--set {side}" if from_text else f"overrides[{side!r}]"  # the CLI flag, or the API argument
+        unit = rs.with_overrides(unit, ov, Where(label, unit.name), from_text=from_text)
         units.append(unit)
     for side in overrides or {}:
         if side not in SIDES:
@@ -208,6 +209,8 @@ def build_matchup(
         rs.check_roster(units, opts, Where(ros.source))
     st = rs.resolve_states(states, from_text=from_text)
     counts = {"attacker": 1, "defender": 1}
+    if copies is not None:
+        copies = check_copies(check_mapping(copies, "copies"))
     if copies is not None and all(int(k) == 1 for k in copies.values()) and not rs.fields_copies:
         copies = None  # one unit a side, said explicitly: fine for any ruleset
     if copies is not None or in_force is not None:

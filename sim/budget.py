@@ -35,7 +35,7 @@ NO_BUDGET = "none"
 Budget = float | str | None
 
 
-def parse_budget(value: Any, where: str = "--budget") -> float | str | None:
+def parse_budget(value: Any, where: str = "budget") -> float | str | None:
     """Validate a budget: ``None``, ``"none"`` or a positive finite number (text accepted)."""
     if value is None:
         return None
@@ -55,9 +55,9 @@ def parse_budget(value: Any, where: str = "--budget") -> float | str | None:
     return value
 
 
-def resolve_budget(given: Any, roster_budget: float | None) -> float | None:
+def resolve_budget(given: Any, roster_budget: float | None, where: str = "budget") -> float | None:
     """The budget in force: the one given, else the roster's; ``None`` for one unit a side."""
-    b = parse_budget(given)
+    b = parse_budget(given, where)
     if b == NO_BUDGET:
         return None
     return roster_budget if b is None else b
@@ -69,7 +69,7 @@ def unit_points(unit: Any) -> float | None:
     return None if p is None else float(p)
 
 
-def copies_for(unit: Any, budget: float, where: str = "--budget") -> int:
+def copies_for(unit: Any, budget: float, where: str = "budget") -> int:
     """Whole copies of ``unit`` a budget buys: ``floor(budget / points)``, at least one.
 
     A small tolerance keeps exact multiples exact (``300 / 15`` is 20 copies even

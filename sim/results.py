@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .errors import InputError
 from .outcomes import WINNER_NAMES
 from .ruleset import Ruleset
 from .stats import wilson_interval
@@ -126,7 +127,7 @@ class FightResult:
             return self.tally.damage_to_attacker
         if to == "defender":
             return self.tally.damage_to_defender
-        raise ValueError(f"damage is to 'attacker' or 'defender', got {to!r}")
+        raise InputError(f"to: got {to!r}, expected 'attacker' or 'defender'")
 
     # -------------------------------------------------------------- export
     def to_dict(self) -> dict[str, Any]:

@@ -296,12 +296,33 @@ def test_units_with_commas_by_repeated_unit_or_quoting(tmp_path, capsys):
     ({"rounds": [1]}, "rounds"),
     ({"stream": "ab"}, "stream"),
     ({"progress": 3}, "progress"),
+    ({"overrides": {"attacker": {"defence": "x"}}}, "overrides"),  # was named --set attacker, a CLI flag
+    ({"executor": "local:2"}, "executor"),
 ])
 def test_api_wrong_types_raise_the_library_error_naming_the_argument(kwargs, argument):
     with pytest.raises(sim.MeleelabError) as e:
         sim.fight("mecha", "AFS", "Nutrocker", trials=kwargs.pop("trials", 10), **kwargs)
     msg = str(e.value)
     assert argument in msg and "--" not in msg.split(":")[0] and "\n" not in msg
+
+
+@pytest.mark.parametrize("kwargs,argument", [
+    ({"budget": "x"}, "budget"),
+    ({"budget": -1}, "budget"),
+    ({"copies": "x"}, "copies"),  # was an AttributeError
+    ({"copies": {"attacker": 0}}, "copies"),
+])
+def test_api_budget_and_copies_name_the_argument(kwargs, argument):
+    from analysis.matrix import matchup_matrix
+
+    calls = [lambda: sim.fight("duel", "Knight", "Sellsword", trials=10, **kwargs)]
+    if "budget" in kwargs:
+        calls.append(lambda: matchup_matrix("duel", units=["Knight", "Sellsword"], max_trials=10, **kwargs))
+    for call in calls:
+        with pytest.raises(sim.MeleelabError) as e:
+            call()
+        msg = str(e.value)
+        assert msg.startswith(argument) and "--" not in msg.split(":")[0] and "\n" not in msg, msg
 
 
 def test_parse_settings_given_a_string_names_the_argument():
@@ -318,6 +339,8 @@ def test_parse_settings_given_a_string_names_the_argument():
     lambda: sim.roster_from_dict("ruleset = 'mecha'"),
     lambda: sim.default_roster("mecha").unit(["AFS"]),
     lambda: sim.build_matchup("mecha", "AFS", "Nutrocker", states={"attacker": []}),
+    lambda: __import__("analysis.balance").balance.balance_summary("not a matrix"),  # was a TypeError
+    lambda: sim.fight("mecha", "AFS", "Nutrocker", trials=10, seed=1).damage("sideways"),
 ])
 def test_other_api_misuse_raises_the_library_error(call):
     with pytest.raises(sim.MeleelabError):
