@@ -152,3 +152,11 @@ def test_every_command_on_the_cluster_gives_the_files_and_text_of_one_process(cl
     assert sorted(one[1]) == sorted(dask[1]) and one[1]
     for name in one[1]:
         assert one[1][name] == dask[1][name], name
+
+
+def test_one_fight_spreads_over_every_worker(client):
+    """The unit of work is a block range, not a cell: a single fight's blocks run on both workers."""
+    with distributed.get_task_stream(client) as stream:
+        sim.fight("warband", "Champion", "Youngblood", trials=16 * BLOCK_TRIALS, seed=3, executor=client)
+    workers = {t["worker"] for t in stream.data}
+    assert len(stream.data) >= 2 and len(workers) == 2, stream.data
