@@ -186,7 +186,11 @@ def test_budget_on_every_command(tmp_path, capsys, duel_roster):
         assert rc == 0, (argv, err)
     meta = (tmp_path / "rep" / "metadata.json").read_text()
     assert '"budget": 80' in meta
-    rc, _, err = run(capsys, "matrix", "duel", "--roster", r, "--budget", "-3", "--quiet")
+
+
+@pytest.mark.parametrize("bad", ["-3", "0", "inf", "nan", "1_000", "\u0663\u0660\u0660", "0x10", "lots"])
+def test_a_bad_budget_is_one_line(capsys, bad):
+    rc, _, err = run(capsys, "fight", "duel", "Brawler", "Knight", "--budget", bad, "--trials", "100", "--quiet")
     one_line_error(rc, err, "budget")
 
 
