@@ -269,3 +269,24 @@ def test_mecha_twins_and_clone_under_the_calibration_model(tmp_path):
 def _mecha_unit(name, u, points) -> str:
     return (f'[[unit]]\nname = "{name}"\ndefence = {u.defence}\nphysical = {u.physical}\narmour = "{u.armour}"\n'
             f"points = {points:g}")
+
+
+def test_sweep_and_compare_price_a_value_like_the_report(duel_balance, tmp_path):
+    """One fair-price model: a sweep's value equal to the unit's own is priced like the balance's unit."""
+    from analysis.compare import compare
+    from analysis.sweep import sweep
+
+    matrix, b = duel_balance
+    path = tmp_path / "duel.toml"
+    path.write_text(DUEL_ROSTER)
+    own = b.fair_points.set_index("unit").loc["Brawler"]
+    frame = sweep("duel", "Brawler", "ws", [4, 5], roster=path, trials=4096, seed=2026, fair_trials=8192,
+                  fair_half_width=None)
+    fair = frame.attrs["fair"].set_index("value")
+    assert (fair["method"] == "copies").all()
+    assert fair.loc[4, "fair_points"] == pytest.approx(own["fair_points"], rel=0.05)
+    assert fair.loc[4, "fair_points"] < fair.loc[5, "fair_points"]
+    cmp = compare("duel", "Brawler", {"ws": 5}, roster=path, trials=4096, seed=2026, fair=True, fair_trials=8192,
+                  fair_half_width=None).attrs["fair"].set_index("value")
+    assert cmp.loc["base", "fair_points"] == pytest.approx(own["fair_points"], rel=0.05)
+    assert cmp.loc["variant", "fair_points"] == pytest.approx(fair.loc[5, "fair_points"], rel=0.05)
