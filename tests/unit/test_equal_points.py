@@ -290,3 +290,21 @@ def test_sweep_and_compare_price_a_value_like_the_report(duel_balance, tmp_path)
                   fair_half_width=None).attrs["fair"].set_index("value")
     assert cmp.loc["base", "fair_points"] == pytest.approx(own["fair_points"], rel=0.05)
     assert cmp.loc["variant", "fair_points"] == pytest.approx(fair.loc[5, "fair_points"], rel=0.05)
+
+
+def test_a_unit_at_its_per_side_limit_gets_an_extrapolated_price():
+    # 4 copies are all the ruleset can field and score below 50%: one count below gives the slope, and the
+    # crossing beyond the limit is an extrapolation (before, one point made "no finite crossing" and no price)
+    from analysis.copy_curves import CopyCurve, crossing, next_copies
+    from analysis.fair_points import curve_price
+
+    curve = CopyCurve("p", ["Mob"], ["A", "B"], {4: (np.array([0.45, 0.40]), np.array([1e-5, 1e-5]))},
+                      limit_reached=True)
+    assert next_copies(curve) == 3
+    curve.scores[3] = (np.array([0.38, 0.33]), np.array([1e-5, 1e-5]))
+    assert next_copies(curve) is None
+    k_star = crossing(*curve.mean_scores())
+    assert k_star > 4
+    est = curve_price(curve, 120.0)
+    assert est["fair"] == pytest.approx(120 / k_star) and est["lo"] < est["fair"] < est["hi"]
+    assert "per-side limit stopped the search" in est["note"] and "extrapolated" in est["note"]
