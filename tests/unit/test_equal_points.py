@@ -82,34 +82,47 @@ def duel_roster(tmp_path):
 
 
 # ------------------------------------------------------------- copies per ruleset
+def _points(ruleset: str, name: str) -> float:
+    return sim.default_roster(ruleset).unit(name).points
+
+
 def test_copies_are_floor_of_budget_over_points_and_at_least_one():
-    # warband: count multiplied; Youngblood 15 points at 100 -> 6 copies, Ogre Brute 160 at 100 -> still one
-    m, _ = sim.build_matchup("warband", "Youngblood", "Ogre Brute", budget=100)
-    assert m.copies == {"attacker": 6, "defender": 1}
-    assert (m.attacker.count, m.attacker.points) == (6, 90) and (m.defender.count, m.defender.points) == (1, 160)
-    r = sim.fight("warband", "Youngblood", "Ogre Brute", budget=100, trials=2000, seed=1)
-    assert r.settings["copies"] == {"attacker": 6, "defender": 1}
-    assert r.settings["fielded"] == {"attacker": 90, "defender": 160} and r.settings["budget"] == 100
-    # duel: count multiplied, a multi-model unit's count too (Goblin Mob: 5 models at 30 points)
-    m, _ = sim.build_matchup("duel", "Goblin Mob", "Sellsword", budget=90)
-    assert m.copies == {"attacker": 3, "defender": 3} and m.attacker.count == 15 and m.defender.count == 3
+    # warband: count multiplied; a budget below a unit's price still fields one copy
+    young, ogre = _points("warband", "Youngblood"), _points("warband", "Ogre Brute")
+    budget = 2 * young + young / 2
+    assert ogre > budget
+    m, _ = sim.build_matchup("warband", "Youngblood", "Ogre Brute", budget=budget)
+    assert m.copies == {"attacker": 2, "defender": 1}
+    assert (m.attacker.count, m.attacker.points) == (2, 2 * young) and (m.defender.count, m.defender.points) == (1, ogre)
+    r = sim.fight("warband", "Youngblood", "Ogre Brute", budget=budget, trials=2000, seed=1)
+    assert r.settings["copies"] == {"attacker": 2, "defender": 1}
+    assert r.settings["fielded"] == {"attacker": 2 * young, "defender": ogre} and r.settings["budget"] == budget
+    # duel: count multiplied, a multi-model unit's count too (Goblin Mob: 5 models)
+    mob, sell = _points("duel", "Goblin Mob"), _points("duel", "Sellsword")
+    m, _ = sim.build_matchup("duel", "Goblin Mob", "Sellsword", budget=3 * max(mob, sell))
+    k = (3 * max(mob, sell)) // mob, (3 * max(mob, sell)) // sell
+    assert m.copies == {"attacker": k[0], "defender": k[1]}
+    assert m.attacker.count == 5 * k[0] and m.defender.count == k[1]
 
 
 def test_grimdark_copies_repeat_the_model_groups_in_listed_order():
-    m, _ = sim.build_matchup("grimdark", "Horde mob", "Troopers", budget=300)
-    assert m.copies == {"attacker": 2, "defender": 5}
-    horde = sim.default_roster("grimdark").unit("Horde mob")
+    horde, troopers = _points("grimdark", "Horde mob"), _points("grimdark", "Troopers")
+    budget = 2 * horde
+    m, _ = sim.build_matchup("grimdark", "Horde mob", "Troopers", budget=budget)
+    assert m.copies == {"attacker": 2, "defender": budget // troopers}
+    unit = sim.default_roster("grimdark").unit("Horde mob")
+    assert len(unit.groups) >= 2
     names = [g.name for g in m.attacker.groups]
-    assert names == [g.name for g in horde.groups] * 2  # group 1, Boss, group 1, Boss: casualties in that order
-    assert m.attacker.points == 260 and m.defender.models == 50
+    assert names == [g.name for g in unit.groups] * 2  # group 1, Boss, group 1, Boss: casualties in that order
+    assert m.attacker.points == 2 * horde and m.attacker.models == 2 * unit.models
 
 
 def test_pools_copies_merge_into_one_block_with_each_units_nerve():
-    m, _ = sim.build_matchup("pools", "Militia", "Gun Crew", budget=100)
     militia = sim.default_roster("pools").unit("Militia")
+    m, _ = sim.build_matchup("pools", "Militia", "Militia", budget=2 * militia.points)
     assert m.copies == {"attacker": 2, "defender": 2}
     assert (m.attacker.bases, m.attacker.courage) == (2 * militia.bases, 2 * militia.courage)
-    assert m.attacker.attack == militia.attack and m.attacker.points == 100
+    assert m.attacker.attack == militia.attack and m.attacker.points == 2 * militia.points
 
 
 def test_mecha_cannot_field_copies_in_one_line(capsys):
