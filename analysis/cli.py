@@ -188,11 +188,10 @@ def bench_cmd(rulesets: tuple[str, ...], as_json: bool, seconds: float) -> None:
     rows = []
     for rid, entry in out["rulesets"].items():
         for e in [entry, *entry.get("extra", [])]:
-            rows.append({"ruleset": rid, "matchup": e["matchup"], "kernel/s": round(e["kernel_per_second"]),
-                         "reference/s": round(e["reference_per_second"]), "speedup": f"{e['speedup']:,.0f}x",
+            rows.append({"ruleset": rid, "matchup": e["matchup"], "kernel/s": f"{e['kernel_per_second']:,.0f}",
+                         "reference/s": f"{e['reference_per_second']:,.0f}", "speedup": f"{e['speedup']:,.0f}x",
                          "d6-equivalents": f"{e['d6_equivalents']:.2f}"})
-    click.echo(rows_text([r | {k: f"{r[k]:,}" for k in ("kernel/s", "reference/s")} for r in rows], list(rows[0]),
-                         numeric=("kernel/s", "reference/s", "speedup", "d6-equivalents")))
+    click.echo(rows_text(rows, list(rows[0]), numeric=("kernel/s", "reference/s", "speedup", "d6-equivalents")))
 
 
 # ------------------------------------------------- matrix, sweep, compare
@@ -324,8 +323,8 @@ _NO_FILE = "\0no file"
 @_common_run_options
 @_fresh_option
 def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, all_opponents: bool,
-              roster_file: str | None, side: str, trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-              max_rounds: int, workers: int, scheduler: str | None, quiet: bool, out: str | None,
+              roster_file: str | None, side: str, trials: int, seed: int | None, settings: tuple[str, ...],
+              rounds: str | None, max_rounds: int, workers: int, scheduler: str | None, quiet: bool, out: str | None,
               fresh: bool, budget: str | None) -> None:
     """Vary one field of UNIT against OPPONENT (or, with --all-opponents, every roster unit) on common random numbers.
 
@@ -344,6 +343,7 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
         raise Failure("sweep: name an OPPONENT or give --all-opponents (against every unit of the roster)")
     if opponent is not None and all_opponents:
         raise Failure(f"sweep: name an OPPONENT ({opponent!r}) or give --all-opponents, not both")
+    # imported after the checks above: a usage error stays instant (no pandas)
     from .cli_tables import marginal_text, prices_text, sweep_text
     from .matrix import frame_to_csv
     from .sweep import marginal_value, parse_range, sweep

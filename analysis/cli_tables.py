@@ -157,7 +157,8 @@ def balance_text(summary: Any) -> str:
           prob(r["score"], d), number(r["strength"], d), interval(r["strength_lo"], r["strength_hi"], number, d),
           prob(r["nash_weight"], d)] for _, r in rk.iterrows()], key=2)
     nash = table_text(_text("unit") + _nums("weight", "support share"),
-                      [[str(r["unit"]), prob(r["weight"], d), prob(r["support_share"], d)] for _, r in s.nash.iterrows()])
+                      [[str(r["unit"]), prob(r["weight"], d), prob(r["support_share"], d)]
+                       for _, r in s.nash.iterrows()])
     dominated = table_text(_text("unit", "dominated by", "strictly"),
                            [[str(r["unit"]), str(r["dominated_by"]), "yes" if r["strictly"] else "no"]
                             for _, r in s.dominated.iterrows()])

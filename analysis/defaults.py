@@ -1,4 +1,4 @@
-"""The matrix settings shared by ``meleelab matrix``, ``balance`` and ``report`` (and :func:`analysis.report.build_report`).
+"""The matrix settings shared by ``meleelab matrix``, ``balance`` and ``report`` (and ``analysis.report.build_report``).
 
 One set of defaults for the three commands, so that ``meleelab matrix RULESET`` and
 ``meleelab balance RULESET`` run the very cells of ``meleelab report RULESET``:

@@ -31,7 +31,7 @@ from .errors import InputError, MatchupError, MeleelabError
 
 # Imported now, before ``rulesets`` is bound below: importing a subpackage for the first time sets the parent's
 # attribute of that name, which would replace the function ``sim.rulesets`` by the subpackage ``sim.rulesets``.
-from . import rulesets as _registry_package  # noqa: E402  (the registry package is light: it loads rulesets on first use)
+from . import rulesets as _registry_package  # noqa: E402 - light: the registry loads rulesets on first use
 
 del rulesets  # noqa: F821 - the name is the function sim.rulesets(), loaded on first use like the others
 
