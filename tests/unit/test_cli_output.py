@@ -169,10 +169,14 @@ def test_matrix_fits_a_narrow_terminal_in_blocks(monkeypatch, capsys):
 
 
 def test_units_table_shows_roster_values(capsys):
+    import sim
+
     rc, out, _ = run(capsys, "units", "grimdark")
     assert rc == 0
+    points = sim.default_roster("grimdark").units["Troopers"].points
     row = next(line for line in out.splitlines() if line.startswith("Troopers"))
-    assert row.split()[:3] == ["Troopers", "60", "Troopers"] and "false" in row and "False" not in out
+    assert row.split()[:3] == ["Troopers", console.cell(points), "Troopers"]  # whole number points without ".0"
+    assert "false" in row and "False" not in out  # booleans as a roster writes them
 
 
 # ----------------------------------------------------------------- defaults
