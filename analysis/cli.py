@@ -27,6 +27,8 @@ from .cli_scale import out_folder as _out_folder
 from .cli_scale import scheduler_option as _scheduler_option
 from .cli_scale import write_metadata as _write_metadata
 from .cli_types import MAX_ROUNDS_TYPE, NOTES, ROUNDS, SEED, TRIALS, WORKERS, Number, unit_names
+from .console import rows_text
+from .defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 from .io import check_output_dir, to_json
 
 __all__ = ["main", "cli"]
@@ -56,8 +58,23 @@ def _roster_arg(ruleset: str, roster: str | None) -> sim.Roster:
     return sim.load_roster(roster, ruleset) if roster else sim.default_roster(ruleset)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """--version, read when asked (the package metadata is not loaded for every command)."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"meleelab, version {sim.__version__}")
+        ctx.exit()
+
+
+def _roster_option(f: Callable | None = None, **kwargs: Any) -> Callable:
+    """--roster FILE, the same in every command (sweep adds a flag_value to catch its old bare --roster)."""
+    option = click.option("--roster", type=str, default=None, metavar="FILE",
+                          help="Roster file (TOML or CSV); default: the shipped roster.", **kwargs)
+    return option(f) if f is not None else option
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(sim.__version__, prog_name="meleelab")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 def cli() -> None:
     """meleelab: Monte Carlo balance analysis for melee rules."""
 
@@ -78,12 +95,13 @@ def rulesets_cmd(as_json: bool) -> None:
     if as_json:
         click.echo(to_json(rows))
         return
-    _print_table(rows, ["id", "title", "source", "default_rounds", "origin"])
+    click.echo(rows_text(rows, ["id", "title", "source", "default_rounds", "origin"],
+                         {"source": "source text", "default_rounds": "default rounds"}))
 
 
 @cli.command("units")
 @click.argument("ruleset")
-@click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
+@_roster_option
 @click.option("--json", "as_json", is_flag=True)
 def units_cmd(ruleset: str, roster: str | None, as_json: bool) -> None:
     """Show the units of a roster and their fields."""
@@ -94,12 +112,14 @@ def units_cmd(ruleset: str, roster: str | None, as_json: bool) -> None:
         click.echo(to_json({"ruleset": rs.id, "source": ros.source, "units": rows}))
         return
     click.echo(f"{rs.id} roster: {ros.source}" + (f" ({ros.description})" if ros.description else ""))
-    _print_table(rows, list(rows[0]) if rows else [])
+    click.echo(rows_text(rows, list(rows[0]) if rows else []))
 
 
 def _budget_option(f: Callable) -> Callable:
     """--budget POINTS: equal-points fights (the roster's own budget by default), checked as it is read."""
     def parse(ctx: Any, param: Any, value: str | None) -> Any:
+        if value is None:
+            return None  # nothing to import: --help and the commands without --budget stay light
         from sim.budget import parse_budget
 
         return parse_budget(value, "--budget")
@@ -120,7 +140,7 @@ def _rounds_option(f: Callable) -> Callable:
 @click.argument("ruleset")
 @click.argument("attacker")
 @click.argument("defender")
-@click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
+@_roster_option
 @click.option("--trials", type=TRIALS, default=1_000_000, show_default=True)
 @click.option("--seed", type=SEED, default=None,
               help="Seed (default: fresh entropy, printed so the run can be repeated).")
@@ -151,7 +171,9 @@ def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, tr
     if as_json:
         click.echo(to_json(result.to_dict()))
     else:
-        click.echo("\n".join(result.summary_lines()))
+        from .cli_tables import fight_text
+
+        click.echo(fight_text(result))
 
 
 @cli.command("bench")
@@ -176,7 +198,7 @@ def bench_cmd(rulesets: tuple[str, ...], as_json: bool, seconds: float) -> None:
             rows.append({"ruleset": rid, "matchup": e["matchup"], "kernel/s": f"{e['kernel_per_second']:,.0f}",
                          "reference/s": f"{e['reference_per_second']:,.0f}", "speedup": f"{e['speedup']:,.0f}x",
                          "d6-equivalents": f"{e['d6_equivalents']:.2f}"})
-    _print_table(rows, list(rows[0]))
+    click.echo(rows_text(rows, list(rows[0]), numeric=("kernel/s", "reference/s", "speedup", "d6-equivalents")))
 
 
 # ------------------------------------------------- matrix, sweep, compare
@@ -197,8 +219,14 @@ def _count_bar(quiet: bool, desc: str, unit: str) -> tuple[Callable[[int, int], 
 
 
 def _common_run_options(f: Callable) -> Callable:
-    """--seed, --set, --rounds/--max-rounds, --workers, --scheduler, --quiet, --out, --budget (matrix, sweep,
-    compare)."""
+    """--seed (fresh entropy by default), then the options of :func:`_run_options` (sweep, compare)."""
+    f = _run_options(f)
+    return click.option("--seed", type=SEED, default=None,
+                        help="Seed (default: fresh entropy, printed so the run can be repeated).")(f)
+
+
+def _run_options(f: Callable) -> Callable:
+    """--set, --rounds/--max-rounds, --workers, --scheduler, --quiet, --out, --budget (matrix, sweep, compare)."""
     f = _budget_option(f)
     f = click.option("--out", type=click.Path(file_okay=False), default=None,
                      help="Directory for the CSV/PNG files (replaced as a whole when the run ends).")(f)
@@ -207,24 +235,33 @@ def _common_run_options(f: Callable) -> Callable:
     f = click.option("--workers", type=WORKERS, default=1, show_default=True,
                      help="Local processes (same result for any value; at most the cores).")(f)
     f = _rounds_option(f)
-    f = click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
-                     help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
-    return click.option("--seed", type=SEED, default=None,
-                        help="Seed (default: fresh entropy, printed so the run can be repeated).")(f)
+    return click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
+                        help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
+
+
+def _precision_options(f: Callable) -> Callable:
+    """--seed, --half-width, --max-trials: the same defaults in matrix, balance and report (analysis/defaults.py),
+    so the three commands run the same cells."""
+    f = click.option("--max-trials", type=TRIALS, default=DEFAULT_MAX_TRIALS, show_default=True,
+                     help="Trial cap per cell (the same default in matrix, balance and report).")(f)
+    f = click.option("--half-width", type=Number(0, 0.5, hi_open=True), default=DEFAULT_HALF_WIDTH, show_default=True,
+                     help="Target 95% half-width of each cell's win probabilities (0.01 = +-1 percentage point; "
+                          "for a roster decision: --half-width 0.005 --max-trials 2000000).")(f)
+    return click.option("--seed", type=SEED, default=DEFAULT_SEED, show_default=True,
+                        help="Seed of the matrix run (fixed by default: the same command gives the same numbers, "
+                             "in matrix, balance and report alike).")(f)
 
 
 
 
 @cli.command("matrix")
 @click.argument("ruleset")
-@click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
+@_roster_option
 @click.option("--units", type=str, default=None, metavar="A,B,...",
               help='A subset of the roster\'s units, in order (quote names with commas: A,"B, the second").')
 @click.option("--unit", "unit_list", multiple=True, metavar="NAME", help="A unit of the subset (repeatable).")
-@click.option("--half-width", type=Number(0, 0.5, hi_open=True), default=0.005, show_default=True,
-              help="Target 95% half-width of each cell's win probabilities (0.005 = +-0.5 percentage points).")
-@click.option("--max-trials", type=TRIALS, default=2_000_000, show_default=True, help="Trial cap per cell.")
-@_common_run_options
+@_precision_options
+@_run_options
 @_fresh_option
 def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], half_width: float,
                max_trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
@@ -237,6 +274,7 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
     and OUT/metadata.json (resumed_cells). Finished cells are kept in OUT's results
     store: the same command again computes only the cells still missing.
     """
+    from .cli_tables import matrix_text
     from .matrix import matchup_matrix
 
     rs = sim.get_ruleset(ruleset)
@@ -261,8 +299,8 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
     wide = m.wide("p_attacker")
     fielding = (f"equal points, budget {m.budget:g}: " + ", ".join(f"{u} x{k}" for u, k in m.copies.items())
                 if m.budget is not None else "one unit a side")
-    click.echo(f"{rs.id}: P(attacker wins) in %, attacker rows x defender columns ({ros.source}; {fielding})")
-    click.echo((100 * wide).round(1).to_string(na_rep="-"))
+    click.echo(f"{rs.id}: P(attacker wins), attacker rows x defender columns ({ros.source}; {fielding})")
+    click.echo(matrix_text(wide))
     fought = m.long[m.long["trials"] > 0]["trials"]
     click.echo(f"trials per cell: {int(fought.min()):,} to {int(fought.max()):,} ({int(fought.sum()):,} in all); "
                f"seed entropy {m.provenance['seed_entropy']}")
@@ -273,7 +311,8 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
         _echo_written(folder.replace(lambda d: m.write(d) + [_write_metadata(d, meta)]))
 
 
-_ALL = "\0all"
+#: What a bare ``--roster`` (no FILE) parses to: before --all-opponents, it meant "every unit" in sweep.
+_NO_FILE = "\0no file"
 
 
 @cli.command("sweep")
@@ -282,40 +321,47 @@ _ALL = "\0all"
 @click.argument("opponent", required=False)
 @click.option("--vary", "vary", required=True, metavar="FIELD=LO..HI",
               help="The field of UNIT to vary and its integer range, inclusive (defence=1..6).")
-@click.option("--roster", "roster", is_flag=False, flag_value=_ALL, default=None, metavar="[FILE]",
-              help="Without OPPONENT: sweep against every unit of the roster. With a FILE: that roster.")
-@click.option("--roster-file", type=str, default=None,
-              help="Roster file (TOML or CSV), same as --roster FILE; default: the shipped roster.")
+@_roster_option(is_flag=False, flag_value=_NO_FILE)
+@click.option("--all-opponents", is_flag=True, help="Without OPPONENT: sweep against every unit of the roster.")
+@click.option("--roster-file", type=str, default=None, hidden=True)  # deprecated spelling of --roster FILE
 @click.option("--side", type=click.Choice(["attacker", "defender"]), default="attacker", show_default=True,
               help="UNIT's role.")
 @click.option("--trials", type=TRIALS, default=262_144, show_default=True, help="Fights per value and opponent.")
 @_common_run_options
 @_fresh_option
-def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, roster_file: str | None,
-              side: str, trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-              max_rounds: int, workers: int, scheduler: str | None, quiet: bool, out: str | None,
+def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, all_opponents: bool,
+              roster_file: str | None, side: str, trials: int, seed: int | None, settings: tuple[str, ...],
+              rounds: str | None, max_rounds: int, workers: int, scheduler: str | None, quiet: bool, out: str | None,
               fresh: bool, budget: str | None) -> None:
-    """Vary one field of UNIT against OPPONENT (or every roster unit) on common random numbers.
+    """Vary one field of UNIT against OPPONENT (or, with --all-opponents, every roster unit) on common random numbers.
 
     Writes OUT/sweep.csv (one row per value and opponent), OUT/sweep_marginal.csv
     (win-probability points and fair points per stat point), OUT/sweep.png and
     OUT/metadata.json; finished runs are kept in OUT's results store for a rerun.
     """
+    if roster == _NO_FILE:
+        raise Failure("sweep: --roster takes a roster FILE, as in every command; "
+                      "to sweep against every unit of the roster, give --all-opponents")
+    if roster_file is not None:
+        if roster is not None:
+            raise Failure("give the roster file once (--roster FILE)")
+        NOTES.append("--roster-file is deprecated: use --roster FILE")
+    if opponent is None and not all_opponents:
+        raise Failure("sweep: name an OPPONENT or give --all-opponents (against every unit of the roster)")
+    if opponent is not None and all_opponents:
+        raise Failure(f"sweep: name an OPPONENT ({opponent!r}) or give --all-opponents, not both")
+    # imported after the checks above: a usage error stays instant (no pandas)
+    from .cli_tables import marginal_text, prices_text, sweep_text
     from .matrix import frame_to_csv
     from .sweep import marginal_value, parse_range, sweep
 
     rs = sim.get_ruleset(ruleset)
-    file = roster_file or (roster if roster not in (None, _ALL) else None)
-    if roster_file and roster not in (None, _ALL):
-        raise Failure("give the roster file once (--roster FILE or --roster-file FILE)")
-    if opponent is None and roster is None:
-        raise Failure("sweep: name an OPPONENT or give --roster (against every unit of the roster)")
-    ros = _roster_arg(rs.id, file)
+    ros = _roster_arg(rs.id, roster or roster_file)
     field, values = parse_range(vary)
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
-    folder = _out_folder(out, [("--roster", file)])
+    folder = _out_folder(out, [("--roster", roster or roster_file)])
     update, close = _count_bar(quiet, f"sweep {field}", "runs")
     try:
         with _executor(scheduler, workers) as executor:
@@ -331,19 +377,16 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
         close()
     marginal = marginal_value(frame)
     fair = frame.attrs.get("fair")
-    shown = frame[frame["trials"] > 0][["value", "opponent", "p_win", "p_win_lo", "p_win_hi", "p_loss",
-                                        "damage_dealt", "damage_taken"]]
     click.echo(f"{rs.id}: {unit} ({side}) with {field} = {values[0]}..{values[-1]}, {trials:,} fights each, "
                f"seed entropy {frame.attrs['seed_entropy']}")
-    click.echo(shown.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    click.echo(sweep_text(frame[frame["trials"] > 0], field))
     if fair is not None:
         click.echo(f"\nfair price of {unit} by {field} (points at which it would score 50% against these opponents "
                    "at equal points):")
-        for _, r in fair.iterrows():
-            click.echo(f"  {field} = {r['value']}: {_price_text(r)}")
+        click.echo(prices_text(fair, field))
     if len(marginal):
-        click.echo(f"\nvalue of one point of {field} (win-probability points, t interval; fair points per point):")
-        click.echo(marginal.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        click.echo(f"\nvalue of one point of {field} (change in P(win) per point, t interval; fair points per point):")
+        click.echo(marginal_text(marginal, field))
     if folder:
         from .io import atomic_write_bytes, atomic_write_text
 
@@ -373,7 +416,7 @@ def _sweep_png(frame: Any) -> bytes:
 @click.argument("base")
 @click.argument("variant")
 @click.argument("opponents", nargs=-1)
-@click.option("--roster", type=str, default=None, help="Roster file (TOML or CSV); default: the shipped roster.")
+@_roster_option
 @click.option("--role", type=click.Choice(["both", "attacker", "defender"]), default="both", show_default=True,
               help="The roles BASE and VARIANT play.")
 @click.option("--trials", type=TRIALS, default=1_048_576, show_default=True, help="Fights per opponent, role and unit.")
@@ -389,6 +432,7 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
     VARIANT is another unit of the roster, or field changes to BASE:
     FIELD=VALUE[,FIELD=VALUE...] (e.g. defence=3). Writes OUT/compare.csv.
     """
+    from .cli_tables import compare_text, prices_text
     from .compare import compare
     from .matrix import frame_to_csv
 
@@ -418,21 +462,13 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
         close()
     click.echo(f"{rs.id}: {frame.attrs['variant']} vs {frame.attrs['base']}, paired on common random numbers, "
                f"{trials:,} fights each, seed entropy {frame.attrs['seed_entropy']}")
-    shown = frame[frame["trials"] > 0].copy()
-    for c in ("p_win_base", "p_win_variant", "diff", "diff_lo", "diff_hi", "diff_se", "diff_se_independent"):
-        shown[c] = 100 * shown[c]
-    shown = shown.rename(columns={"diff": "diff_pp", "diff_lo": "lo_pp", "diff_hi": "hi_pp", "diff_se": "se_paired",
-                                  "diff_se_independent": "se_independent"})
-    click.echo(shown[["opponent", "role", "p_win_base", "p_win_variant", "diff_pp", "lo_pp", "hi_pp", "se_paired",
-                      "se_independent"]].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    click.echo(compare_text(frame[frame["trials"] > 0]))
     for _, r in frame[frame["trials"] == 0].iterrows():
         click.echo(f"not fought: {r['opponent']} ({r['role']}): {r['note']}")
     fair = frame.attrs.get("fair")
     if fair is not None:
         click.echo("\nfair price (points at which it would score 50% against these opponents at equal points):")
-        for _, r in fair.iterrows():
-            name = frame.attrs["base"] if r["value"] == "base" else frame.attrs["variant"]
-            click.echo(f"  {name}: {_price_text(r)}")
+        click.echo(prices_text(fair, "unit", {"base": frame.attrs["base"], "variant": frame.attrs["variant"]}))
     if folder:
         from .io import atomic_write_text
 
@@ -441,9 +477,7 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
 
 # ---------------------------------------------------------- balance, report
 def _report_run_options(f: Callable) -> Callable:
-    """Matrix settings of `balance` and `report` (fixed default seed: published numbers are reproducible)."""
-    from .report import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
-
+    """Matrix settings of `balance` and `report` (the precision options as in `matrix`)."""
     f = _budget_option(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
     f = _scheduler_option(f)
@@ -452,16 +486,11 @@ def _report_run_options(f: Callable) -> Callable:
     f = _rounds_option(f)
     f = click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
                      help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
-    f = click.option("--max-trials", type=TRIALS, default=DEFAULT_MAX_TRIALS, show_default=True,
-                     help="Trial cap per cell.")(f)
-    f = click.option("--half-width", type=Number(0, 0.5, hi_open=True), default=DEFAULT_HALF_WIDTH, show_default=True,
-                     help="Target 95% half-width of each cell's win probabilities (0.01 = +-1 percentage point).")(f)
-    f = click.option("--seed", type=SEED, default=DEFAULT_SEED, show_default=True, help="Seed of the matrix run.")(f)
+    f = _precision_options(f)
     f = click.option("--unit", "unit_list", multiple=True, metavar="NAME", help="A unit of the subset (repeatable).")(f)
     f = click.option("--units", type=str, default=None, metavar="A,B,...",
                      help='A subset of the roster\'s units (quote names with commas: A,"B, the second").')(f)
-    return click.option("--roster", type=str, default=None,
-                        help="Roster file (TOML or CSV); default: the shipped roster.")(f)
+    return _roster_option(f)
 
 
 @cli.command("balance")
@@ -530,8 +559,10 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
         summary = balance_summary(matrix, progress=update)
     finally:
         close()
+    from .cli_tables import balance_text
+
     click.echo(f"({source})")
-    click.echo(summary.text())
+    click.echo(balance_text(summary))
     if folder:
         def write(d: Any) -> list[Any]:
             paths = summary.write(d)
@@ -606,17 +637,6 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     return 0
 
 
-def _price_text(row: Any) -> str:
-    """``123 [100, 150] (copies)``, with extrapolations said in words."""
-    import math
-
-    def num(v: Any) -> str:
-        return "?" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):,.1f}"
-
-    text = f"{num(row['fair_points'])} [{num(row['fair_lo'])}, {num(row['fair_hi'])}] ({row['method']})"
-    return text + (f"; {row['beyond']}" if row.get("beyond") else "")
-
-
 @cli.command("diff")
 @click.argument("old_dir")
 @click.argument("new_dir")
@@ -633,27 +653,17 @@ def diff_cmd(old_dir: str, new_dir: str, z: float, out: str | None, show_all: bo
     folders (compared ruleset by ruleset). With the same seed, cells whose units did
     not change are identical (the same dice); a change is |new - old| > Z standard errors.
     """
+    from .cli_tables import diff_text
     from .diff import diff_runs
 
     if out:
         check_output_dir(out)
     folder = _out_folder(out, [("OLD_DIR", old_dir), ("NEW_DIR", new_dir)])  # replaced whole, like every output
     result = diff_runs(old_dir, new_dir, z=z)
-    click.echo(result.text(limit=None if show_all else 40))
+    click.echo(diff_text(result, limit=None if show_all else 40))
     if folder:
         for p in folder.replace(result.write):
             click.echo(f"wrote {p}")
-
-
-def _print_table(rows: list[dict[str, Any]], columns: list[str]) -> None:
-    import pandas as pd
-
-    if not rows:
-        click.echo("(none)")
-        return
-    # convert_dtypes keeps integer columns integral when some cells are empty (bare hands, no save)
-    frame = pd.DataFrame(rows, columns=columns).convert_dtypes().astype(object)
-    click.echo(frame.where(frame.notna(), "-").to_string(index=False))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,7 +15,6 @@ import click
 
 from sim.errors import MeleelabError, Where
 from sim.limits import MAX_ROUNDS, MAX_SEED, MAX_TRIALS, cpu_count
-from sim.ruleset import parse_rounds
 
 __all__ = ["NOTES", "Count", "Number", "ROUNDS", "TRIALS", "SEED", "MAX_ROUNDS_TYPE", "WORKERS", "unit_names"]
 
@@ -76,6 +75,8 @@ class _Rounds(click.ParamType):
     name = "rounds"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from sim.ruleset import parse_rounds  # here: sim.ruleset needs NumPy, and --help does not
+
         try:
             return parse_rounds(value, Where("--rounds"))
         except MeleelabError as e:

@@ -24,18 +24,46 @@ packages via the ``meleelab.rulesets`` entry-point group); see ``docs/extending.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib
+from typing import Any
 
-try:
-    __version__ = version("meleelab")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.1.0"
-
-from .api import build_matchup, fight, parse_settings, rulesets, unit
 from .errors import InputError, MatchupError, MeleelabError
-from .results import FightResult
-from .roster import Roster, default_roster, load_roster, roster_from_dict
-from .rulesets import get_ruleset
+
+# Imported now, before ``rulesets`` is bound below: importing a subpackage for the first time sets the parent's
+# attribute of that name, which would replace the function ``sim.rulesets`` by the subpackage ``sim.rulesets``.
+from . import rulesets as _registry_package  # noqa: E402 - light: the registry loads rulesets on first use
+
+del rulesets  # noqa: F821 - the name is the function sim.rulesets(), loaded on first use like the others
+
+#: Public name -> the module that defines it. Loaded on first use (PEP 562): ``import sim`` stays free of NumPy
+#: and SciPy, so ``meleelab --help`` and a command-line error are instant.
+_LAZY = {
+    "fight": ".api", "unit": ".api", "rulesets": ".api", "build_matchup": ".api", "parse_settings": ".api",
+    "FightResult": ".results",
+    "Roster": ".roster", "default_roster": ".roster", "load_roster": ".roster", "roster_from_dict": ".roster",
+    "get_ruleset": ".rulesets",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    elif name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("meleelab")
+        except PackageNotFoundError:  # running from a source tree
+            value = "0.1.0"
+    else:
+        raise AttributeError(f"module 'sim' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
+
 
 __all__ = [
     "fight",

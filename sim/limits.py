@@ -35,8 +35,6 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import numpy as np
-
 from .errors import InputError, TooLargeError
 
 __all__ = [
@@ -81,6 +79,8 @@ def cpu_count() -> int:
 
 
 def _is_int(value: Any) -> bool:
+    import numpy as np  # imported where used: the CLI reads the limits above for --help, which needs no NumPy
+
     return not isinstance(value, bool) and isinstance(value, (int, np.integer))
 
 
@@ -150,6 +150,8 @@ def iter_block_sizes(n_trials: int, block_trials: int) -> Iterator[tuple[int, in
 
 def table_bytes(obj: Any, _seen: set[int] | None = None) -> int:
     """Bytes of every NumPy array reachable from ``obj`` (dataclasses, tuples, lists, dicts)."""
+    import numpy as np
+
     seen = _seen if _seen is not None else set()
     if id(obj) in seen or obj is None or isinstance(obj, (str, bytes, int, float, bool)):
         return 0

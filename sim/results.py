@@ -182,26 +182,30 @@ class FightResult:
             budget = self.settings.get("budget")
             lines.append((f"equal points, budget {budget:g}: " if budget is not None else "copies: ")
                          + f"{side('attacker', self.attacker)} vs {side('defender', self.defender)}")
+        labels = {"attacker": f"{self.attacker} wins", "defender": f"{self.defender} wins", "draw": "draw"}
+        wide = max(16, *(len(v) + 2 for v in labels.values()))  # whole names: the columns widen, never cut
         lines += [
             "",
-            f"{'result':<16}{'probability':>12}   95% interval",
+            f"{'result':<{wide}}{'probability':>12}   95% interval",
         ]
-        labels = {"attacker": f"{self.attacker} wins", "defender": f"{self.defender} wins", "draw": "draw"}
         for k in ("attacker", "defender", "draw"):
             lo, hi = lo_hi[k]
-            lines.append(f"{labels[k][:16]:<16}{self.win[k]:>12.4f}   [{lo:.4f}, {hi:.4f}]")
+            lines.append(f"{labels[k]:<{wide}}{self.win[k]:>12.4f}   [{lo:.4f}, {hi:.4f}]")
         if self.tally.capped:
-            lines.append(f"{'(capped)':<16}{self.capped_share:>12.4f}   fights stopped at max_rounds, counted as draws")
-        lines += ["", f"damage ({self.ruleset.damage_unit}){'':<4}{'mean':>10}{'s.e.':>10}"]
+            lines.append(f"{'(capped)':<{wide}}{self.capped_share:>12.4f}   fights stopped at max_rounds, "
+                         "counted as draws")
+        names = max(20, len(self.attacker), len(self.defender))
+        lines += ["", f"damage ({self.ruleset.damage_unit})", f"{'':<{names + 5}}{'mean':>10}{'s.e.':>10}"]
         for side, name in (("attacker", self.attacker), ("defender", self.defender)):
             mean, se = self.damage(side)
-            lines.append(f"  to {name[:20]:<20}{mean:>10.4f}{se:>10.4f}")
+            lines.append(f"  to {name:<{names}}{mean:>10.4f}{se:>10.4f}")
         mr, mr_se = self.mean_rounds
         lines.append(f"mean rounds {mr:.4f} (s.e. {mr_se:.4f})")
-        lines += ["", "final state " + "  ".join(f"{c:>12}" for c in self.ruleset.outcome_categories)]
+        states = max(12, len(self.attacker) + 1, len(self.defender) + 1)
+        lines += ["", f"{'final state':<{states}}" + "  ".join(f"{c:>12}" for c in self.ruleset.outcome_categories)]
         for side, name in (("attacker", self.attacker), ("defender", self.defender)):
             probs = self.outcomes[side]
-            lines.append(f"{name[:12]:<12}" + "  ".join(f"{probs[c]:>12.4f}" for c in self.ruleset.outcome_categories))
+            lines.append(f"{name:<{states}}" + "  ".join(f"{probs[c]:>12.4f}" for c in self.ruleset.outcome_categories))
         for e in self.ruleset.extras:
             x = self.extra(e.name)
             lines.append(f"{e.name}: {x['mean']:.4f} (s.e. {x['se']:.4f})")

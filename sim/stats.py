@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
-
 __all__ = ["wilson_interval", "Z95"]
 
-#: Two-sided 95% normal quantile.
-Z95: float = float(stats.norm.ppf(0.975))
+#: Two-sided 95% normal quantile: ``scipy.stats.norm.ppf(0.975)`` to the last bit (a test checks it). Written
+#: out because importing ``scipy.stats`` takes about a second, which a fight of a few milliseconds or a roster
+#: error should not pay; ``statistics.NormalDist`` is one ulp away, which could move published intervals.
+Z95: float = 1.959963984540054
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -34,7 +34,12 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     """
     if n <= 0:
         return float("nan"), float("nan")
-    z = Z95 if confidence == 0.95 else float(stats.norm.ppf(0.5 + confidence / 2))
+    if confidence == 0.95:
+        z = Z95
+    else:
+        from scipy import stats
+
+        z = float(stats.norm.ppf(0.5 + confidence / 2))
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom

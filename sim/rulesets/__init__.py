@@ -11,9 +11,12 @@ import importlib
 import pkgutil
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..ruleset import Ruleset
+
+if TYPE_CHECKING:  # imported in the functions: ``import sim`` (and so ``meleelab --help``) stays free of NumPy
+    from ..ruleset import Ruleset
 
 __all__ = ["all_rulesets", "get_ruleset"]
 
@@ -29,6 +32,8 @@ class _Registry:
 
 
 def _builtin() -> dict[str, Ruleset]:
+    from ..ruleset import Ruleset
+
     found: dict[str, Ruleset] = {}
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_"):
@@ -64,6 +69,8 @@ def get_ruleset(ruleset: str | Ruleset) -> Ruleset:
     sim.errors.InputError
         Unknown id, or a plugin with this id that could not be loaded (the line says why).
     """
+    from ..ruleset import Ruleset
+
     if isinstance(ruleset, Ruleset):
         return ruleset
     reg = _registry()

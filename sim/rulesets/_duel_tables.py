@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from ._alias import AliasRows
 from ._duel_plan import DuelPlan
@@ -67,6 +66,8 @@ def _part(w: int, misted: bool = False) -> int:
 
 
 def _pmf(n: NDArray, p: float, k: NDArray) -> NDArray:
+    from scipy import stats  # here, not at the top: loading the rulesets (meleelab units, a roster error) stays fast
+
     return stats.binom.pmf(k, n, p) if 0.0 < p < 1.0 else ((k == 0) if p <= 0.0 else (k == n)).astype(float)
 
 

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from ..errors import MatchupError
 from ..ruleset import Matchup
@@ -240,6 +239,8 @@ def count_alias(max_attacks: int, p_class: NDArray[np.float64], wounds: int) -> 
     n = np.repeat(np.arange(max_attacks + 1), T)[:, None]
     p = np.tile(p_class, max_attacks + 1)[:, None]
     u = np.arange(cap + 1)[None, :]
+    from scipy import stats  # here, not at the top: loading the rulesets (meleelab units, a roster error) stays fast
+
     P = stats.binom.pmf(u, n, p)
     P[:, cap] = stats.binom.sf(cap - 1, n[:, 0], p[:, 0])  # P(at least cap)
     P = np.where(np.isfinite(P), np.maximum(P, 0.0), 0.0)

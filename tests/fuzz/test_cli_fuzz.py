@@ -168,10 +168,7 @@ def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
         argv += [draw(name), draw(name)]
     elif command == "sweep":
         argv += [draw(name)]
-        if one_in(draw, 2):
-            argv += [draw(name)]
-        elif not roster:
-            argv += ["--roster"]
+        argv += [draw(name)] if one_in(draw, 2) else ["--all-opponents"]  # one opponent, or every unit of the roster
         field, lo = int_field(draw, rid)
         vary = f"{field}={lo}..{lo + draw(st.integers(0, 2))}"
         if one_in(draw, 6):

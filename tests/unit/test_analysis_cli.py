@@ -104,8 +104,8 @@ def test_sweep_against_one_opponent(tmp_path, capsys):
     assert (tmp_path / "sweep.csv").read_bytes() == (tmp_path / "again" / "sweep.csv").read_bytes()
 
 
-def test_sweep_roster_flag_means_every_unit(tmp_path, capsys):
-    rc, _, _ = run(capsys, "sweep", "mecha", "AFS", "--roster", "--vary", "physical=0..1", "--trials", "20000",
+def test_sweep_all_opponents_means_every_unit(tmp_path, capsys):
+    rc, _, _ = run(capsys, "sweep", "mecha", "AFS", "--all-opponents", "--vary", "physical=0..1", "--trials", "20000",
                    "--seed", "1", "--side", "defender", "--quiet", "--out", str(tmp_path))
     assert rc == 0
     frame = pd.read_csv(tmp_path / "sweep.csv")
@@ -113,21 +113,30 @@ def test_sweep_roster_flag_means_every_unit(tmp_path, capsys):
     assert set(frame.side) == {"defender"}
 
 
-def test_sweep_roster_with_a_file(tmp_path, capsys):
+def test_sweep_roster_is_a_file_as_in_every_command(tmp_path, capsys):
     roster = tmp_path / "r.toml"
     roster.write_text(ROSTER)
-    rc, _, _ = run(capsys, "sweep", "mecha", "Light", "--roster", str(roster), "--vary", "defence=1..2",
-                   "--trials", "20000", "--seed", "1", "--quiet", "--out", str(tmp_path / "a"))
+    rc, _, _ = run(capsys, "sweep", "mecha", "Light", "--roster", str(roster), "--all-opponents", "--vary",
+                   "defence=1..2", "--trials", "20000", "--seed", "1", "--quiet", "--out", str(tmp_path / "a"))
     assert rc == 0
     assert set(pd.read_csv(tmp_path / "a" / "sweep.csv").opponent) == {"Light", "Heavy"}
-    rc, _, _ = run(capsys, "sweep", "mecha", "Light", "Heavy", "--roster-file", str(roster), "--vary", "defence=1..2",
+    rc, _, _ = run(capsys, "sweep", "mecha", "Light", "Heavy", "--roster", str(roster), "--vary", "defence=1..2",
                    "--trials", "20000", "--seed", "1", "--quiet", "--out", str(tmp_path / "b"))
     assert rc == 0
     assert set(pd.read_csv(tmp_path / "b" / "sweep.csv").opponent) == {"Heavy"}
+    # the old spelling still works, with a note; its runs are the same (same seed, same file)
+    rc, _, err = run(capsys, "sweep", "mecha", "Light", "Heavy", "--roster-file", str(roster), "--vary",
+                     "defence=1..2", "--trials", "20000", "--seed", "1", "--quiet", "--out", str(tmp_path / "c"))
+    assert rc == 0 and err.strip() == "meleelab: note: --roster-file is deprecated: use --roster FILE"
+    assert (tmp_path / "b" / "sweep.csv").read_bytes() == (tmp_path / "c" / "sweep.csv").read_bytes()
 
 
 @pytest.mark.parametrize("argv, needles", [
-    (["AFS", "--vary", "defence=1..2"], ["OPPONENT", "--roster"]),
+    (["AFS", "--vary", "defence=1..2"], ["OPPONENT", "--all-opponents"]),
+    (["AFS", "--roster", "--vary", "defence=1..2"], ["--roster takes a roster FILE", "--all-opponents"]),
+    (["AFS", "Nutrocker", "--all-opponents", "--vary", "defence=1..2"], ["not both"]),
+    (["AFS", "--roster", "a.toml", "--roster-file", "b.toml", "--all-opponents", "--vary", "defence=1..2"],
+     ["once"]),
     (["AFS", "Nutrocker", "--vary", "defence=1-2"], ["FIELD=LO..HI"]),
     (["AFS", "Nutrocker", "--vary", "defence=1..11"], ["defence", "11"]),
     (["AFS", "Nobody", "--vary", "defence=1..2"], ["Nobody"]),
@@ -143,7 +152,7 @@ def test_sweep_bad_input(capsys, argv, needles):
 def test_compare_field_changes(tmp_path, capsys):
     rc, out, _ = run(capsys, "compare", "mecha", "AFS", "defence=3", "Nutrocker", "Gustav", "--trials", "65536",
                      "--seed", "2", "--quiet", "--out", str(tmp_path))
-    assert rc == 0 and "AFS[defence=3] vs AFS" in out and "se_paired" in out
+    assert rc == 0 and "AFS[defence=3] vs AFS" in out and "s.e. paired" in out
     frame = pd.read_csv(tmp_path / "compare.csv")
     assert frame.opponent.tolist() == ["Nutrocker", "Nutrocker", "Gustav", "Gustav", "(all)", "(all)", "(all)"]
     assert {"p_win_base", "p_win_variant", "diff", "diff_se", "diff_lo", "diff_hi"} <= set(frame.columns)
@@ -156,10 +165,20 @@ def test_compare_unit_variant_role_and_roster_default(capsys):
                      "--seed", "2", "--quiet")
     assert rc == 0 and "Gustav vs AFS" in out and "not fought: Fliege" in out
     # the fair price of both, by the one model (mecha: the calibration)
-    assert "fair price" in out and "AFS: " in out and "(calibration)" in out
-    table = out.split("\n\nfair price")[0]
-    rows = [line for line in table.splitlines()[2:] if not line.startswith("not fought")]
+    table, prices = out.split("\n\nfair price")
+    assert [line.split()[0] for line in _below_rule(prices)] == ["AFS", "Gustav"]
+    assert all("calibration" in line for line in _below_rule(prices))
+    rows = [line for line in _below_rule(table) if not line.startswith("not fought")]
     assert rows and all("attacker" in line and "defender" not in line for line in rows)
+
+
+def _below_rule(text: str) -> list[str]:
+    """The rows of the first table in ``text``: the lines below its header's rule of dashes, up to a blank line
+    (a table wider than ``COLUMNS`` continues in another block; pytest-xdist workers set ``COLUMNS=80``)."""
+    lines = text.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line and set(line) == {"-"})
+    rows = lines[rule + 1:]
+    return rows[:rows.index("")] if "" in rows else rows
 
 
 @pytest.mark.parametrize("argv, needles", [

@@ -164,7 +164,7 @@ def test_every_csv_the_tool_writes_is_neutralised(tmp_path, capsys):
     for argv, folder in [
         (["report", "mecha", "--roster", roster, "--max-trials", "300", "--quiet"], "report"),
         (["matrix", "mecha", "--roster", roster, "--max-trials", "200", "--quiet"], "matrix"),
-        (["sweep", "mecha", HOSTILE[0], "--roster", "--roster-file", roster, "--vary", "defence=1..2",
+        (["sweep", "mecha", HOSTILE[0], "--all-opponents", "--roster", roster, "--vary", "defence=1..2",
           "--trials", "200", "--quiet"], "sweep"),
         (["compare", "mecha", HOSTILE[0], HOSTILE[1], "--roster", roster, "--trials", "200", "--quiet"], "compare"),
         (["balance", "mecha", "--roster", roster, "--max-trials", "200", "--quiet"], "balance"),

@@ -100,7 +100,7 @@ def test_the_key_covers_every_setting_and_nothing_else():
 def _roster_with(ros: Roster, name: str, **change) -> Roster:
     units = dict(ros.units)
     units[name] = dataclasses.replace(units[name], **change)
-    return Roster(ros.ruleset, units, ros.options, ros.source, ros.description)
+    return dataclasses.replace(ros, units=units)  # every other field (options, budget...) as it was
 
 
 def test_rerun_reuses_cells_and_a_changed_unit_recomputes_only_its_cells(tmp_path):
