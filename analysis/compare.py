@@ -26,7 +26,7 @@ from scipy import stats
 
 import sim
 from sim.errors import InputError, MatchupError, Where
-from sim.limits import PlanBudget, check_kept_batches, check_names
+from sim.limits import PlanBudget, check_kept_batches, check_mapping, check_names
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
 from sim.ruleset import SIDES, Rounds, Ruleset
@@ -110,6 +110,7 @@ def resolve_variant(rs: Ruleset, ros: Roster, base: Any, variant: Any, *, from_t
     if not isinstance(base_unit, rs.unit_type):
         raise InputError(f"base: expected a {rs.id} unit or a unit name, got {type(base_unit).__name__}")
     if isinstance(variant, Mapping):
+        variant = check_mapping(variant, "variant")  # field names are strings (a key 3 is refused, not crashed on)
         if not variant:
             raise InputError("variant: no field changes given (expected FIELD=VALUE[,FIELD=VALUE...] or a unit name)")
         unit = rs.with_overrides(base_unit, variant, Where("variant", base_unit.name), from_text=from_text)

@@ -192,7 +192,8 @@ def sweep(
         raise InputError("sweep: no opponents")
     for o in opps:
         ros.unit(o)
-    variants = [rs.with_overrides(base, {field: v}, Where("--vary", base.name), from_text=from_text) for v in values]
+    label = "--vary" if from_text else "values"  # the CLI flag, or the API argument
+    variants = [rs.with_overrides(base, {field: v}, Where(label, base.name), from_text=from_text) for v in values]
     batch = batch_trials_for(int(trials))
     check_kept_batches("sweep", len(opps) * len(variants), int(trials), batch)
     root = root_sequence(seed)

@@ -203,6 +203,8 @@ def apply_overrides(unit: DuelUnit, overrides: Mapping[str, Any], where: Where, 
     known = sorted([k for k in by_name if k != "name"] +
                    [f"{s}.{p}" for s in WEAPON_SLOTS for p in ("strength", "damage", "abilities")])
     for key, raw in overrides.items():
+        if not isinstance(key, str):
+            raise where.error(repr(key), raw, "a field name (a string)")
         slot = next((s for s in ("second_weapon", "weapon") if key.startswith(s + "_") or key.startswith(s + ".")),
                     None)
         if slot is not None:

@@ -234,6 +234,8 @@ def squad_with_overrides(squad: Squad, overrides: Mapping[str, Any], where: Wher
             raise where.error(key, raw, f.expected) from None
 
     for key, raw in overrides.items():
+        if not isinstance(key, str):
+            raise where.error(repr(key), raw, "a field name (a string)")
         head, _, rest = key.partition(".")
         if rest:
             if not head.isdigit() or not 1 <= int(head) <= len(groups):

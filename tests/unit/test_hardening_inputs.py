@@ -325,6 +325,15 @@ def test_api_budget_and_copies_name_the_argument(kwargs, argument):
         assert msg.startswith(argument) and "--" not in msg.split(":")[0] and "\n" not in msg, msg
 
 
+def test_sweep_values_out_of_range_name_values_in_the_api_and_vary_in_the_cli(capsys):
+    from analysis.sweep import sweep
+
+    with pytest.raises(sim.InputError, match=r"^values: unit 'Knight': field 'ws'"):
+        sweep("duel", "Knight", "ws", [1, 30], ["Sellsword"], trials=10)
+    code, _, err = run(capsys, "sweep", "duel", "Knight", "Sellsword", "--vary", "ws=30..31", "--trials", "10")
+    assert_one_line(code, err, "--vary: unit 'Knight': field 'ws'")
+
+
 def test_parse_settings_given_a_string_names_the_argument():
     with pytest.raises(sim.MeleelabError, match="items: .*list"):
         sim.parse_settings("mecha", "attacker.defence=3")
@@ -341,6 +350,12 @@ def test_parse_settings_given_a_string_names_the_argument():
     lambda: sim.build_matchup("mecha", "AFS", "Nutrocker", states={"attacker": []}),
     lambda: __import__("analysis.balance").balance.balance_summary("not a matrix"),  # was a TypeError
     lambda: sim.fight("mecha", "AFS", "Nutrocker", trials=10, seed=1).damage("sideways"),
+    # a field change keyed by a number (found by the API fuzzer at 1,500 examples: an AttributeError in duel)
+    lambda: __import__("analysis.compare").compare.compare("duel", "Knight", {3: 1}, ["Sellsword"], trials=10),
+    lambda: sim.get_ruleset("duel").with_overrides(sim.default_roster("duel").unit("Knight"), {3: 1},
+                                                    sim.errors.Where("overrides"), from_text=False),
+    lambda: sim.get_ruleset("grimdark").with_overrides(sim.default_roster("grimdark").unit("Troopers"), {3: 1},
+                                                        sim.errors.Where("overrides"), from_text=False),
 ])
 def test_other_api_misuse_raises_the_library_error(call):
     with pytest.raises(sim.MeleelabError):
