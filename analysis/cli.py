@@ -519,6 +519,8 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
     if out:
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster), ("--from-matrix", from_matrix)])
+    # the cluster stays up until the command ends (click closes it): the fair prices fight more copy counts on it
+    executor = click.get_current_context().with_resource(_executor(scheduler, workers)) if not from_matrix else None
     if from_matrix:
         from .matrix_file import read_matrix_long
 
@@ -546,11 +548,10 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
         states, overrides, options = sim.parse_settings(rs, settings)
         update, close = _count_bar(quiet, f"{rs.id} matrix", "cells")
         try:
-            with _executor(scheduler, workers) as executor:
-                matrix = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width,
-                                        max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
-                                        states=states, overrides=overrides, options=options, workers=workers,
-                                        progress=update, from_text=True, budget=budget, executor=executor)
+            matrix = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width,
+                                    max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
+                                    states=states, overrides=overrides, options=options, workers=workers,
+                                    progress=update, from_text=True, budget=budget, executor=executor)
         finally:
             close()
         source = f"{ros.source}, seed {seed}"

@@ -39,7 +39,8 @@ def test_fight_on_the_cluster_is_bit_identical(client):
 
 
 def test_adaptive_matrix_and_sweep_on_the_cluster_match_one_process(client):
-    kw = dict(units=["Sellsword", "Duellist", "Knight"], half_width=0.0025, max_trials=400_000, seed=8)
+    kw = dict(units=["Sellsword", "Duellist", "Knight"], half_width=0.0025, max_trials=400_000, seed=8,
+              budget="none")  # one a side: these cells stop at different blocks (copies at the roster budget do not)
     a = matchup_matrix("duel", **kw)
     b = matchup_matrix("duel", executor=client, **kw)
     assert len(set(a.long["trials"])) > 1  # cells stopped at different blocks
@@ -133,9 +134,10 @@ def test_ctrl_c_in_a_terminal_is_one_line_and_leaves_no_dask_workers():
 
 @pytest.mark.parametrize("args", [
     ["sweep", "mecha", "AFS", "Gustav", "--vary", "defence=1..3", "--trials", "70000"],
-    ["compare", "duel", "Knight", "weapon.strength=5", "--trials", "70000"],
-    ["balance", "pools", "--max-trials", "70000"],
-    ["report", "pools", "--max-trials", "70000"],
+    ["compare", "duel", "Knight", "weapon.strength=5", "Sellsword", "Duellist", "--trials", "70000"],
+    ["balance", "duel", "--unit", "Knight", "--unit", "Sellsword", "--unit", "Duellist", "--max-trials", "70000"],
+    # (duel fights copies at its roster budget: the fair prices then fight more copy counts on the cluster)
+    ["report", "duel", "--unit", "Knight", "--unit", "Sellsword", "--unit", "Duellist", "--max-trials", "70000"],
 ], ids=lambda a: a[0])
 def test_every_command_on_the_cluster_gives_the_files_and_text_of_one_process(client, tmp_path, capsys, args):
     def run(name: str, *extra: str) -> tuple[str, dict[str, bytes]]:
