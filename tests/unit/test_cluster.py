@@ -63,7 +63,8 @@ def test_a_worker_killed_mid_run_changes_nothing(client):
                 os.kill(pids[busy[0]], signal.SIGKILL)
                 killed.append(pids[busy[0]])
 
-    kw = dict(units=["Champion", "Youngblood", "Ogre Brute"], half_width=None, max_trials=2 * BLOCK_TRIALS, seed=4)
+    kw = dict(units=["Champion", "Youngblood", "Ogre Brute"], half_width=None, max_trials=2 * BLOCK_TRIALS, seed=4,
+              budget="none")
     b = matchup_matrix("warband", executor=client, progress=kill_one, **kw)
     a = matchup_matrix("warband", **kw)
     assert killed and gone(killed[0])
@@ -159,6 +160,7 @@ def test_every_command_on_the_cluster_gives_the_files_and_text_of_one_process(cl
 def test_one_fight_spreads_over_every_worker(client):
     """The unit of work is a block range, not a cell: a single fight's blocks run on both workers."""
     with distributed.get_task_stream(client) as stream:
-        sim.fight("warband", "Champion", "Youngblood", trials=16 * BLOCK_TRIALS, seed=3, executor=client)
+        sim.fight("warband", "Champion", "Youngblood", trials=16 * BLOCK_TRIALS, seed=3, budget="none",
+                  executor=client)
     workers = {t["worker"] for t in stream.data}
     assert len(stream.data) >= 2 and len(workers) == 2, stream.data
