@@ -6,6 +6,8 @@ against one or many). The digests below were computed by the code at commit
 ``dc0f067`` (before both issues), not by the code under test: each is the
 SHA-256 of every per-fight outcome field of 20,000 kernel fights with a fixed
 seed, and the tallies are ``sim.fight`` through the engine (blocks, streams).
+The units are fought one a side (``budget="none"``): a roster budget would make
+them equal-points groups. Only the profiles matter; their points do not.
 
 A failure means 1 v 1 results changed. If that is intended (a rules fix), say
 so in the commit and recompute the digests with the new code; if the NumPy
@@ -48,15 +50,15 @@ def _digest(out) -> str:
 
 @pytest.mark.parametrize("k, att, dfn, rounds, digest, wins", [(k, *row) for k, row in enumerate(PINNED)])
 def test_one_warrior_fights_are_those_before_the_group_rules(k, att, dfn, rounds, digest, wins):
-    plan = sim.build_matchup(WB, att, dfn)[1]
+    plan = sim.build_matchup(WB, att, dfn, budget="none")[1]
     out = WB.simulate(plan, 20_000, np.random.default_rng(900 + k), rounds, 50).expand()
     assert _digest(out) == digest, f"{att} v {dfn}: per-fight outcomes differ from dc0f067's"
-    r = sim.fight("warband", att, dfn, trials=100_000, seed=950 + k, rounds=rounds)
+    r = sim.fight("warband", att, dfn, trials=100_000, seed=950 + k, rounds=rounds, budget="none")
     assert tuple(int(x) for x in r.tally.wins) == wins
 
 
 def test_both_re_engaging_rules_give_the_pinned_fights():
     """1 v 1 never re-engages, so the old rule's switch gives the same dice too."""
     att, dfn, rounds, digest, _ = PINNED[0]
-    plan = sim.build_matchup(WB, att, dfn, options={"reengage": "every_round"})[1]
+    plan = sim.build_matchup(WB, att, dfn, options={"reengage": "every_round"}, budget="none")[1]
     assert _digest(WB.simulate(plan, 20_000, np.random.default_rng(900), rounds, 50).expand()) == digest
