@@ -608,6 +608,15 @@ def test_bench_matchup_is_in_the_default_roster():
     assert 10 <= len(roster) <= 14 and all(roster[n].points is not None for n in roster.names)
 
 
+def test_bench_group_matchups_say_their_sizes():
+    """Issue 14: ``meleelab bench`` lists 3 v 3 and 10 v 10 of the bench pair as extra entries named by size."""
+    att, dfn, _, _ = WB.bench_matchup()
+    extra = WB.bench_extra_matchups()
+    assert [(a.name, a.count, d.name, d.count) for a, d, *_ in extra] == [(att, 3, dfn, 3), (att, 10, dfn, 10)]
+    assert all(states == {} and rounds == "end" for _, _, states, rounds, _ in extra)
+    assert ["3 v 3" in extra[0][4], "10 v 10" in extra[1][4]] == [True, True]
+
+
 # ------------------------------------------------------------- one-attack outcome tables
 def _table_probs(tb, row):
     """Outcome probabilities of one row of an alias table: {(wounds, status, hit): p}."""
