@@ -67,6 +67,8 @@ RUN_FLAGS: dict[str, tuple[list[str], list[str]]] = {
     "--workers": (["1", "1", "1", "0", "99"], ["x", "1.5"]),
     "--half-width": (["0.2", "0.1", "0.45"], ["0", "0.5", "-1", "nan", "inf", "x"]),
     "--seconds": (["0.001", "0.002"], ["-1", "0", "61", "nan", "x"]),
+    # mostly one unit a side: the shipped rosters' own budgets field group fights, slow for tiny runs
+    "--budget": (["none", "none", "none", "60"], ["-1", "0", "x", "inf", "٣00", "1_000"]),
 }
 #: Trial-count flags per command (kept tiny: the point is the paths, not the numbers).
 TRIAL_FLAG = {"fight": "--trials", "sweep": "--trials", "compare": "--trials", "matrix": "--max-trials",
@@ -196,6 +198,8 @@ def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
     for flag in COMMAND_FLAGS[command]:
         if one_in(draw, 3):
             argv += flag_value(draw, flag, RUN_FLAGS[flag])
+    if command in TRIAL_FLAG:  # always given: the roster's budget would be the default
+        argv += flag_value(draw, "--budget", RUN_FLAGS["--budget"])
     if command != "units":
         argv += set_items(draw, rid if rid in RULESET_IDS else "mecha")
     if command in OUT_FILES and (command == "report" or one_in(draw, 2)):

@@ -229,7 +229,7 @@ def _plan(na: int, nd: int, reengage: str = "own_turn_charge"):
         return WB.parse_unit(dict(name=name, count=n, ws=d["ws"], s=d["s"], t=d["t"], i=3, w=1, a=1,
                                   weapons=[d["weapon"]]), Where("test", name))
     return sim.build_matchup(WB, unit("axeman", AXEMAN, na), unit("clubman", CLUBMAN, nd),
-                             options={"reengage": reengage})[1]
+                             options={"reengage": reengage}, budget="none")[1]
 
 
 def _against_chain(out: Outcomes, na: int, nd: int, what: str) -> None:

@@ -53,14 +53,14 @@ def _leftovers(folder: Path) -> list[str]:
 
 # ------------------------------------------------------------------ the store
 def test_tallies_round_trip_exactly():
-    r = sim.fight("grimdark", *sim.default_roster("grimdark").names[:2], trials=3000, seed=1)
+    r = sim.fight("grimdark", *sim.default_roster("grimdark").names[:2], trials=3000, seed=1, budget="none")
     back = tally_from_dict(json.loads(json.dumps(tally_to_dict(r.tally))))
     assert back.same_as(r.tally) and back.extra_names == r.tally.extra_names and back.extras.keys()
 
 
 def _job(**change):
     rs = get_ruleset("duel")
-    matchup, plan = sim.build_matchup(rs, "Sellsword", "Knight", overrides=change.pop("overrides", None))
+    matchup, plan = sim.build_matchup(rs, "Sellsword", "Knight", overrides=change.pop("overrides", None), budget="none")
     fields = dict(key=("Sellsword", "Knight"), plan=plan, stream=cell_stream("Sellsword", "Knight"),
                   max_trials=100_000, half_width=0.01, identity=matchup)
     fields.update(change)
@@ -95,7 +95,7 @@ def test_the_key_covers_every_setting_and_nothing_else():
 def _roster_with(ros: Roster, name: str, **change) -> Roster:
     units = dict(ros.units)
     units[name] = dataclasses.replace(units[name], **change)
-    return Roster(ros.ruleset, units, ros.options, ros.source, ros.description)
+    return Roster(ros.ruleset, units, ros.options, ros.source, ros.description, ros.budget)
 
 
 def test_rerun_reuses_cells_and_a_changed_unit_recomputes_only_its_cells(tmp_path):
