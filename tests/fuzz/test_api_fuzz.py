@@ -90,10 +90,14 @@ def calls(draw: Callable, tmp: Path) -> tuple[str, Callable[[], Any]]:
         "overrides": arg(side_mapping(rid, "overrides")),
         "options": arg(options(rid)),
         "roster": st.just(roster),
+        # mostly one unit a side: the shipped rosters' own budgets field group fights, slow for tiny runs
+        "budget": arg(st.sampled_from(["none", "none", "none", 60, 60.5, -1, "x", float("nan")])),
     }
     fn = draw(st.sampled_from(["fight", "fight", "unit", "build_matchup", "parse_settings", "load_roster",
                                "roster_from_dict", "get_ruleset", "matrix", "sweep", "compare"]))
     kw = draw(st.fixed_dictionaries({}, optional=common)) if fn in ("fight", "matrix", "sweep", "compare") else {}
+    if fn in ("fight", "matrix", "sweep", "compare"):
+        kw.setdefault("budget", "none")
     if fn == "fight":
         kw.update(draw(st.fixed_dictionaries({}, optional={
             "trials": arg(st.integers(-2, 3000)), "workers": arg(st.sampled_from([1, 0, -1, 2, 64])),

@@ -72,6 +72,8 @@ RUN_FLAGS: dict[str, tuple[list[str], list[str]]] = {
     "--z": (["3", "2.5", "6"], ["0", "-1", "nan", "inf", "x"]),
     # only addresses refused before any connection: a cluster per example would take seconds
     "--scheduler": ([], ["local:0", "local:x", "local:-2", "local:", "", "tcp://a b"]),
+    # mostly one unit a side: the shipped rosters' own budgets field group fights, slow for tiny runs
+    "--budget": (["none", "none", "none", "60"], ["-1", "0", "x", "inf", "٣00", "1_000"]),
 }
 #: Flags without a value, added now and then (a valid --fresh reruns from an empty store).
 SWITCHES = {"matrix": ["--fresh"], "sweep": ["--fresh"], "report": ["--fresh"]}
@@ -208,6 +210,8 @@ def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
     if command in TRIAL_FLAG and one_in(draw, 25):
         argv += flag_value(draw, "--scheduler", RUN_FLAGS["--scheduler"])
     argv += [f for f in SWITCHES.get(command, []) if one_in(draw, 4)]
+    if command in TRIAL_FLAG:  # always given: the roster's budget would be the default
+        argv += flag_value(draw, "--budget", RUN_FLAGS["--budget"])
     if command != "units":
         argv += set_items(draw, rid if rid in RULESET_IDS else "mecha")
     if command in OUT_FILES and (command == "report" or one_in(draw, 2)):

@@ -41,7 +41,7 @@ def unit(name="U", count=1, wounds=1, toughness=5, ws=3, strength=3, weapon=(3, 
 
 
 def plan_of(a, d, states=None, options=None):
-    return sim.build_matchup("duel", a, d, states=states, options=options)[1]
+    return sim.build_matchup("duel", a, d, states=states, options=options, budget="none")[1]
 
 
 def kernels(plan):

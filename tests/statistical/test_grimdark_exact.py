@@ -38,7 +38,7 @@ def squad(name: str, *groups: dict):
 
 
 def kernel(att, dfn, n, seed, rounds, fast=True, states=None, options=None) -> Outcomes:
-    _, plan = sim.build_matchup(rs, att, dfn, states=states, options=options)
+    _, plan = sim.build_matchup(rs, att, dfn, states=states, options=options, budget="none")
     if not fast:
         plan = dataclasses.replace(plan, fast=False, cache={})
     return rs.simulate(plan, n, np.random.default_rng(seed), rounds, MAX_ROUNDS).expand()
@@ -286,7 +286,7 @@ GRID = [
 @pytest.mark.parametrize("case", range(len(GRID)))
 def test_kernel_matches_reference_in_distribution(case):
     att, dfn, states, options, rounds = GRID[case]
-    _, plan = sim.build_matchup(rs, att, dfn, states=states, options=options)
+    _, plan = sim.build_matchup(rs, att, dfn, states=states, options=options, budget="none")
     dice = RandomDice(np.random.default_rng(100 + case))
     ref = Outcomes.stack([rs.resolve_one(plan, dice, rounds, MAX_ROUNDS) for _ in range(15_000)])
     for fast in (True, False):
@@ -366,7 +366,7 @@ def test_many_groups_to_the_end_markov_chain():
     g2 = dict(count=1, ws=3, s=6, t=3, i=3, w=1, a=1, save=5)
     att = squad("att", *([a, b] * copies_a))
     dfn = squad("dfn", *([g1, g2] * copies_d))
-    _, plan = sim.build_matchup(rs, att, dfn)
+    _, plan = sim.build_matchup(rs, att, dfn, budget="none")
     # merged: the attackers strike as two pools (one per chance), the defenders' instant-death and plain
     # wounds keep their listed order (neighbours only)
     assert [len(p.groups) for p in plan.steps_later[0]] == [copies_a, copies_a]

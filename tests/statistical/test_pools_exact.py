@@ -135,7 +135,7 @@ def check_against(out: Outcomes, ex, what):
 @pytest.mark.parametrize("method", ["multinomial", "table", "binomial"])
 def test_one_engagement_matches_the_binomial_convolution(case, method):
     att, dfn, states, options, by_hand = CASES[case]
-    _, plan = sim.build_matchup("pools", att, dfn, states=states, options=options)
+    _, plan = sim.build_matchup("pools", att, dfn, states=states, options=options, budget="none")
     out = POOLS.simulate(plan, N, np.random.default_rng(20240601), 1, 50, method=method)
     assert out.n_trials == N
     check_against(out, exact_single(att, dfn, states, by_hand), f"{case}/{method}")
@@ -287,7 +287,7 @@ CHAIN_CASES = {
 @pytest.mark.parametrize("method", ["table", "binomial"])
 def test_fights_over_several_rounds_match_the_markov_chain(case, method):
     att, dfn, states, options, rounds, max_rounds = CHAIN_CASES[case]
-    _, plan = sim.build_matchup("pools", att, dfn, states=states, options=options)
+    _, plan = sim.build_matchup("pools", att, dfn, states=states, options=options, budget="none")
     ex = chain(att, dfn, states, options, rounds, max_rounds)
     out = POOLS.simulate(plan, 100_000, np.random.default_rng(11), rounds, max_rounds, method=method)
     check_chain(out, ex, f"{case}/{method}")
@@ -296,7 +296,7 @@ def test_fights_over_several_rounds_match_the_markov_chain(case, method):
 @pytest.mark.parametrize("case", ["small to the end", "rally, retreat flanking"])
 def test_reference_matches_the_markov_chain(case):
     att, dfn, states, options, rounds, max_rounds = CHAIN_CASES[case]
-    _, plan = sim.build_matchup("pools", att, dfn, states=states, options=options)
+    _, plan = sim.build_matchup("pools", att, dfn, states=states, options=options, budget="none")
     ex = chain(att, dfn, states, options, rounds, max_rounds)
     dice = RandomDice(np.random.default_rng(5))
     out = Outcomes.stack([POOLS.resolve_one(plan, dice, rounds, max_rounds) for _ in range(20_000)])
@@ -315,7 +315,7 @@ GRID = [
 
 @pytest.mark.parametrize("att,dfn,states,rounds", GRID)
 def test_kernel_and_reference_agree_in_distribution(att, dfn, states, rounds):
-    _, plan = sim.build_matchup("pools", att, dfn, states=states, options={"rally": rounds == "end"})
+    _, plan = sim.build_matchup("pools", att, dfn, states=states, options={"rally": rounds == "end"}, budget="none")
     k = POOLS.simulate(plan, 200_000, np.random.default_rng(3), rounds, 50).expand()
     dice = RandomDice(np.random.default_rng(4))
     r = Outcomes.stack([POOLS.resolve_one(plan, dice, rounds, 50) for _ in range(20_000)])

@@ -32,12 +32,12 @@ def W(**kw):
 
 
 def kernel(att, dfn, n, rounds="end", seed=11, states=None, max_rounds=50):
-    plan = sim.build_matchup(WB, att, dfn, states=states)[1]
+    plan = sim.build_matchup(WB, att, dfn, states=states, budget="none")[1]
     return WB.simulate(plan, n, np.random.default_rng(seed), rounds, max_rounds).expand()
 
 
 def reference(att, dfn, n, rounds="end", seed=12, states=None, max_rounds=50):
-    plan = sim.build_matchup(WB, att, dfn, states=states)[1]
+    plan = sim.build_matchup(WB, att, dfn, states=states, budget="none")[1]
     dice = RandomDice(np.random.default_rng(seed))
     return Outcomes.stack([WB.resolve_one(plan, dice, rounds, max_rounds) for _ in range(n)])
 
@@ -322,7 +322,7 @@ GRID = [
 
 @pytest.mark.parametrize("att, dfn, states, rounds, over", GRID)
 def test_kernel_matches_reference_in_distribution(att, dfn, states, rounds, over):
-    plan = sim.build_matchup(WB, att, dfn, states=states, overrides=over)[1]
+    plan = sim.build_matchup(WB, att, dfn, states=states, overrides=over, budget="none")[1]
     k = WB.simulate(plan, 100_000, np.random.default_rng(21), rounds, 50).expand()
     dice = RandomDice(np.random.default_rng(22))
     r = Outcomes.stack([WB.resolve_one(plan, dice, rounds, 50) for _ in range(8_000)])
@@ -340,7 +340,7 @@ def test_one_attack_tables_match_the_dice_path(att, dfn):
     """The precomputed one-attack outcome tables against the kernel's general dice-rolling batch."""
     from dataclasses import replace
 
-    plan = sim.build_matchup(WB, att, dfn)[1]
+    plan = sim.build_matchup(WB, att, dfn, budget="none")[1]
     kp = plan.kernel
     dice_plan = replace(plan, kernel=replace(kp, blows=tuple(tuple(replace(b, single=None) for b in pair)
                                                              for pair in kp.blows)))
@@ -383,7 +383,7 @@ def test_kernel_stood_up_warrior_strikes_last():
     with 1/9 (see test_single_attack_table_matches_hand_values): 1/12 in all (1/9 if it struck first)."""
     from sim.rulesets.warband.kernel import _play_round, _State
 
-    plan = sim.build_matchup(WB, W(i=9), W(i=1))[1]
+    plan = sim.build_matchup(WB, W(i=9), W(i=1), budget="none")[1]
     n = 200_000
     st = _State(plan.kernel, n)
     st.status[:, 0], st.wounds[:, 0] = 2 - 1, 0          # knocked down
@@ -417,7 +417,7 @@ SWITCH_GRID = [
 
 @pytest.mark.parametrize("att, dfn, options, rounds, over", SWITCH_GRID)
 def test_switches_kernel_matches_reference_in_distribution(att, dfn, options, rounds, over):
-    plan = sim.build_matchup(WB, att, dfn, options=options, overrides=over)[1]
+    plan = sim.build_matchup(WB, att, dfn, options=options, overrides=over, budget="none")[1]
     k = WB.simulate(plan, 100_000, np.random.default_rng(51), rounds, 50).expand()
     dice = RandomDice(np.random.default_rng(52))
     r = Outcomes.stack([WB.resolve_one(plan, dice, rounds, 50) for _ in range(6_000)])
@@ -437,7 +437,7 @@ def test_all_alone_in_a_harmless_fight_is_a_geometric_number_of_own_turns():
         probs[2 * k - 1] = float((1 - q) ** (k - 1) * q)
     probs[50] = float((1 - q) ** 25)
     att, dfn = W(s=1, t=5, ld=7), W(s=1, t=5, count=2, ld=2)
-    plan = sim.build_matchup(WB, att, dfn, options={"all_alone": True})[1]
+    plan = sim.build_matchup(WB, att, dfn, options={"all_alone": True}, budget="none")[1]
     n = 200_000
     out = WB.simulate(plan, n, np.random.default_rng(61), "end", 50).expand()
     assert_distribution(np.bincount(out.rounds, minlength=51), probs, what="rounds")
@@ -467,7 +467,7 @@ def test_all_alone_automatic_hits_exact_kernel_and_reference():
 
     exact = _auto_hit_wounds_exact(3, 8)
     att, dfn = W(w=3, ld=8), W(count=2, ld=7)
-    plan = sim.build_matchup(WB, att, dfn, options={"all_alone": True})[1]
+    plan = sim.build_matchup(WB, att, dfn, options={"all_alone": True}, budget="none")[1]
     n = 200_000
     st = _State(plan.kernel, n)
     _all_alone(plan.kernel, st, 0, False, np.random.default_rng(71))
@@ -488,7 +488,7 @@ def test_rout_test_chance_exact_kernel_and_reference():
     from sim.rulesets.warband.reference import Warrior, rout_test
 
     q = float(p_2d6_above(8))
-    plan = sim.build_matchup(WB, W(count=4, ld=8), W(count=2, ld=8), options={"rout": True})[1]
+    plan = sim.build_matchup(WB, W(count=4, ld=8), W(count=2, ld=8), options={"rout": True}, budget="none")[1]
     n = 200_000
     st = _State(plan.kernel, n)
     st.status[:, 0] = 3

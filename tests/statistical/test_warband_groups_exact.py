@@ -209,7 +209,7 @@ def _check(na: int, nd: int, reengage: str, n_kernel: int, n_ref: int, seed: int
 
     p_a, p_d, capped, rounds, dmg, ooa_d = solved(na, nd, reengage)
     assert abs(p_a + p_d + capped - 1) < 1e-9 and abs(rounds.sum() - 1) < 1e-9
-    plan = sim.build_matchup(WB, axemen(na), axemen(nd), options={"reengage": reengage})[1]
+    plan = sim.build_matchup(WB, axemen(na), axemen(nd), options={"reengage": reengage}, budget="none")[1]
     if path != "fused":
         g = plan.kernel.groups
         plan = replace(plan, kernel=replace(plan.kernel, groups=replace(g, pair=None, star=None, hubs=path == "hubs")))
@@ -256,7 +256,7 @@ def test_the_two_rules_differ_where_warriors_re_engage():
 def test_the_chains_of_the_two_rules_are_told_apart():
     """The checks above can fail: the default kernel's fight lengths are far from the old rule's chain."""
     old = solved(2, 2, "every_round")
-    plan = sim.build_matchup(WB, axemen(2), axemen(2))[1]
+    plan = sim.build_matchup(WB, axemen(2), axemen(2), budget="none")[1]
     k = WB.simulate(plan, 100_000, np.random.default_rng(7), "end", MAX_ROUNDS).expand()
     with pytest.raises(AssertionError):
         assert_distribution(np.bincount(k.rounds, minlength=MAX_ROUNDS + 1), old[3], what="wrong rule")
@@ -295,7 +295,7 @@ GROUP_GRID = [
 @pytest.mark.parametrize("att, dfn, counts, options, rounds", GROUP_GRID)
 def test_group_kernel_matches_reference_in_distribution(att, dfn, counts, options, rounds):
     over = {"attacker": {"count": counts[0]}, "defender": {"count": counts[1]}}
-    plan = sim.build_matchup(WB, att, dfn, overrides=over, options=options)[1]
+    plan = sim.build_matchup(WB, att, dfn, overrides=over, options=options, budget="none")[1]
     _same(plan, rounds, 60_000, 4_000, 300 + counts[0] * 10 + counts[1], f"{att} x{counts[0]} v {dfn} x{counts[1]}")
 
 
@@ -313,7 +313,7 @@ def test_fused_pairs_stars_and_hubs_match_the_striker_path(att, dfn, counts):
     from tests.helpers import assert_same_distribution
 
     over = {"attacker": {"count": counts[0]}, "defender": {"count": counts[1]}}
-    plan = sim.build_matchup(WB, att, dfn, overrides=over)[1]
+    plan = sim.build_matchup(WB, att, dfn, overrides=over, budget="none")[1]
     kp = plan.kernel
     plain = replace(plan, kernel=replace(kp, groups=replace(kp.groups, pair=None, star=None, hubs=False)))
     a = WB.simulate(plan, 150_000, np.random.default_rng(41), "end", MAX_ROUNDS)

@@ -248,7 +248,7 @@ def test_every_registered_ruleset_works_through_the_generic_protocol(rid):
     m = matchup_matrix(rid, units=names, half_width=None, max_trials=2000, seed=1)
     assert m.units and (m.long.trials[m.long.note == ""] == 2000).all()
     a = m.units[0]
-    f = sim.fight(rid, a, a, trials=2000, seed=1, stream=cell_stream(a, a))
+    f = sim.fight(rid, a, a, trials=2000, seed=1, stream=cell_stream(a, a))  # the roster's budget, as the matrix
     assert f.tally.same_as(m.results[(a, a)].tally)
     row = rs.unit_rows(sim.default_roster(rid).unit(a))[0]
     field = next(f for f in rs.unit_fields if f.kind == "int" and row.get(f.name) is not None and f.hi is not None

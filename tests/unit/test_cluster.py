@@ -32,15 +32,15 @@ def client():
 
 def test_fight_on_the_cluster_is_bit_identical(client):
     kw = dict(trials=7 * BLOCK_TRIALS + 11, seed=21)
-    a = sim.fight("duel", "Sellsword", "Knight", **kw)
-    b = sim.fight("duel", "Sellsword", "Knight", executor=client, **kw)
+    a = sim.fight("duel", "Sellsword", "Knight", **kw, budget="none")
+    b = sim.fight("duel", "Sellsword", "Knight", executor=client, **kw, budget="none")
     assert a.tally.same_as(b.tally)
     assert a.to_dict() == b.to_dict()
 
 
 def test_adaptive_matrix_and_sweep_on_the_cluster_match_one_process(client):
     kw = dict(units=["Sellsword", "Duellist", "Knight"], half_width=0.0025, max_trials=400_000, seed=8,
-              budget="none")  # one a side: these cells stop at different blocks (copies at the roster budget do not)
+              budget="none")  # one a side: lopsided cells stop at other blocks than even ones
     a = matchup_matrix("duel", **kw)
     b = matchup_matrix("duel", executor=client, **kw)
     assert len(set(a.long["trials"])) > 1  # cells stopped at different blocks

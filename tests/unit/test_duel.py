@@ -34,7 +34,7 @@ def unit(name="U", count=1, wounds=1, toughness=5, ws=3, strength=3, weapon=(3, 
 
 
 def plan_of(a, d, states=None, options=None):
-    return sim.build_matchup("duel", a, d, states=states, options=options)[1]
+    return sim.build_matchup("duel", a, d, states=states, options=options, budget="none")[1]
 
 
 def run(plan, dice, rounds="end", max_rounds=50):
@@ -336,15 +336,15 @@ def test_overrides_reach_into_weapons():
         "attacker.weapon.strength=6", "attacker.second_weapon=none", "defender.weapon_damage=2",
         "defender.space=0", "dual_wield=extra_die"])
     m, plan = sim.build_matchup("duel", "Duellist", "Reaver", states=states, overrides=overrides,
-                                options=options, from_text=True)
+                                options=options, from_text=True, budget="none")
     assert m.attacker.weapon.strength == 6 and m.attacker.second_weapon is None
     assert m.defender.weapon.damage == 2 and plan.sides[1].space == 0
     with pytest.raises(InputError, match="weapon.speed"):
         sim.build_matchup("duel", "Duellist", "Reaver", overrides={"attacker": {"weapon.speed": "2"}},
-                          from_text=True)
+                          from_text=True, budget="none")
     with pytest.raises(InputError, match="weapon.damage"):
         sim.build_matchup("duel", "Brawler", "Reaver", overrides={"attacker": {"weapon.strength": "4"}},
-                          from_text=True)  # a bare-handed model needs a whole weapon
+                          from_text=True, budget="none")  # a bare-handed model needs a whole weapon
 
 
 def test_default_roster():
@@ -366,7 +366,7 @@ def test_chain_kernel_when_small_general_otherwise():
 
 @pytest.mark.parametrize("names", [("Duellist", "Reaver"), ("Goblin Mob", "Militia")])
 def test_kernel_output_is_integral_and_reproducible(names):
-    plan = sim.build_matchup("duel", *names)[1]
+    plan = sim.build_matchup("duel", *names, budget="none")[1]
     outs = [RULESET.simulate(plan, 5000, np.random.default_rng(7), "end", 50).expand() for _ in range(2)]
     for f in ("winner", "damage_to_attacker", "damage_to_defender", "rounds"):
         assert np.array_equal(getattr(outs[0], f), getattr(outs[1], f))
@@ -423,7 +423,7 @@ def test_group_kernel_assigns_hits_to_the_weakest_first(hits, after):
 
 def test_group_kernel_memory_per_block_is_bounded():
     import tracemalloc
-    plan = sim.build_matchup("duel", *RULESET.bench_extra_matchups()[1][:2])[1]
+    plan = sim.build_matchup("duel", *RULESET.bench_extra_matchups()[1][:2], budget="none")[1]
     tracemalloc.start()
     try:
         RULESET.simulate(plan, 65_536, np.random.default_rng(0), "end", 50)

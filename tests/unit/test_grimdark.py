@@ -35,7 +35,7 @@ def squad(name: str, *groups: dict, points: float | None = None):
 
 
 def fight(att, dfn, dice, rounds=1, max_rounds=50, states=None, options=None, exhausted=True):
-    _, plan = sim.build_matchup(rs, att, dfn, states=states, options=options)
+    _, plan = sim.build_matchup(rs, att, dfn, states=states, options=options, budget="none")
     script = ScriptedDice(dice)
     out = rs.resolve_one(plan, script, rounds, max_rounds)
     if exhausted:
@@ -173,13 +173,13 @@ def test_settings_route_states_and_overrides():
                                                          "attacker.engaged=3", "instant_death=false"])
     assert overrides == {"attacker": {"ws": "5"}} and options == {"instant_death": "false"}
     m, _ = sim.build_matchup(rs, "Troopers", "Troopers", states=states, overrides=overrides, options=options,
-                             from_text=True)
+                             from_text=True, budget="none")
     assert m.attacker.groups[0].ws == 5 and m.state("defender", "in_cover") and m.state("attacker", "engaged") == 3
     assert m.state("attacker", "charging") and m.state("defender", "engaged") == -1
     with pytest.raises(InputError, match="defender only"):
-        sim.build_matchup(rs, "Troopers", "Troopers", states={"attacker": {"in_cover": True}})
+        sim.build_matchup(rs, "Troopers", "Troopers", states={"attacker": {"in_cover": True}}, budget="none")
     with pytest.raises(InputError, match="engaged.*-1..500"):
-        sim.build_matchup(rs, "Troopers", "Troopers", states={"defender": {"engaged": -2}})
+        sim.build_matchup(rs, "Troopers", "Troopers", states={"defender": {"engaged": -2}}, budget="none")
 
 
 # ----------------------------------------------------------- scripted dice
@@ -371,7 +371,7 @@ def test_winner_by_wounds_after_n_rounds_and_cap():
 
 # ---------------------------------------------------------------- kernel
 def test_kernel_shapes_reproducibility_and_both_paths():
-    _, plan = sim.build_matchup(rs, "Assault squad", "Horde mob")
+    _, plan = sim.build_matchup(rs, "Assault squad", "Horde mob", budget="none")
     slow = dataclasses.replace(plan, fast=False, cache={})
     for p in (plan, slow):
         a = rs.simulate(p, 5000, np.random.default_rng(3), "end", 50)
@@ -387,14 +387,14 @@ def test_kernel_shapes_reproducibility_and_both_paths():
 
 def test_kernel_capped_when_nobody_can_wound():
     w1, w2 = squad("w1", group(3, t=10)), squad("w2", group(2, t=10))
-    _, plan = sim.build_matchup(rs, w1, w2)
+    _, plan = sim.build_matchup(rs, w1, w2, budget="none")
     for p in (plan, dataclasses.replace(plan, fast=False, cache={})):
         out = rs.simulate(p, 100, np.random.default_rng(0), "end", 7)
         assert out.capped.all() and (out.rounds == 7).all() and (out.winner == DRAW).all()
 
 
 def test_chain_matrices_are_stochastic_and_plan_pickles_without_cache():
-    _, plan = sim.build_matchup(rs, "Assault squad", "Veteran squad")
+    _, plan = sim.build_matchup(rs, "Assault squad", "Veteran squad", budget="none")
     for first in (True, False):
         R = round_matrix(plan, first)
         assert np.allclose(R.sum(1), 1.0) and R.min() >= 0
@@ -402,7 +402,8 @@ def test_chain_matrices_are_stochastic_and_plan_pickles_without_cache():
     rs.simulate(plan, 10, np.random.default_rng(0), 1, 50)
     copy = pickle.loads(pickle.dumps(plan))
     assert copy.cache == {} and plan.cache
-    _, partial = sim.build_matchup(rs, "Assault squad", "Veteran squad", states={"defender": {"engaged": 2}})
+    _, partial = sim.build_matchup(rs, "Assault squad", "Veteran squad", states={"defender": {"engaged": 2}},
+                                   budget="none")
     assert chain_tables(partial) is None  # engagement limits: the binomial kernel
 
 
@@ -437,13 +438,13 @@ def test_copies_strike_as_one_pool_and_the_limits_are_checked():
     ros = sim.default_roster("grimdark")
     troopers, terms = ros["Troopers"], ros["Terminators"]
     big = dataclasses.replace(troopers, groups=troopers.groups * 33)
-    _, plan = sim.build_matchup(rs, big, dataclasses.replace(terms, groups=terms.groups * 8))
+    _, plan = sim.build_matchup(rs, big, dataclasses.replace(terms, groups=terms.groups * 8), budget="none")
     assert [len(step) for step in plan.steps_first] == [1, 1]
     assert plan.steps_first[0][0].groups == tuple(range(33))
     assert plan.table_bytes < 4 * 2 ** 20
     too_many = dataclasses.replace(troopers, groups=troopers.groups * 51)
     with pytest.raises(sim.errors.MatchupError, match="at most 500 models and 50 groups"):
-        sim.build_matchup(rs, too_many, troopers)
+        sim.build_matchup(rs, too_many, troopers, budget="none")
 
 
 def test_huge_pools_draw_binomials_and_agree_with_the_tables(monkeypatch):
@@ -451,9 +452,9 @@ def test_huge_pools_draw_binomials_and_agree_with_the_tables(monkeypatch):
     # 200 models a side: more than a roster squad may hold, so fielded as two copies (as a budget does)
     big = rs.copies(squad("big", group(100, a=3, s=5)), 2)
     foe = rs.copies(squad("foe", group(100, t=4, save=4)), 2)
-    _, plan = sim.build_matchup(rs, big, foe)
+    _, plan = sim.build_matchup(rs, big, foe, budget="none")
     monkeypatch.setattr(_grimdark_plan, "MAX_COUNT_ENTRIES", 0)
-    _, untabled = sim.build_matchup(rs, big, foe)
+    _, untabled = sim.build_matchup(rs, big, foe, budget="none")
     assert all(p.counts is not None for s in plan.steps_later for p in s)
     assert all(p.counts is None for s in untabled.steps_later for p in s)
     a = rs.simulate(plan, 20_000, np.random.default_rng(1), 1, 50)
@@ -466,5 +467,9 @@ def test_huge_pools_draw_binomials_and_agree_with_the_tables(monkeypatch):
 def test_budget_bench_matchup_fields_copies():
     att, dfn, states, rounds, label = rs.bench_extra_matchups()[-1]
     assert "budget 2000" in label and rounds == "end" and not states
-    assert att.models == 330 and len(att.groups) == 33 and dfn.models == 40 and len(dfn.groups) == 8
-    sim.build_matchup(rs, att, dfn)
+    squads = [u for u in sim.default_roster("grimdark").units.values() if u.points]
+    cheap, dear = min(squads, key=lambda u: u.points), max(squads, key=lambda u: u.points)
+    k, j = 2000 // cheap.points, 2000 // dear.points
+    assert att.models == k * cheap.models and len(att.groups) == k * len(cheap.groups)
+    assert dfn.models == j * dear.models and len(dfn.groups) == j * len(dear.groups)
+    sim.build_matchup(rs, att, dfn, budget="none")

@@ -45,7 +45,7 @@ def measured_peak(rs, a, d, n: int) -> tuple[int, int]:
     """
     tracemalloc.start()
     try:
-        _, plan = sim.build_matchup(rs, a, d)
+        _, plan = sim.build_matchup(rs, a, d, budget="none")
         rs.simulate(plan, n, block_rng(root_sequence(1), 0), 3, 50)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -87,12 +87,12 @@ def test_grimdark_groups_and_models_are_capped_where_the_roster_is_read(tmp_path
         sim.load_roster(path, "grimdark")
     with pytest.raises(sim.InputError, match="at most 100 models"):
         sim.fight("grimdark", grimdark_squad("G", 2, 50, 1), "Troopers", trials=10,
-                  overrides={"attacker": {"1.count": 60}})
+                  overrides={"attacker": {"1.count": 60}}, budget="none")
 
 
 def test_guard_refuses_a_block_over_the_budget_with_one_line():
     rs = sim.get_ruleset("mecha")
-    _, plan = sim.build_matchup(rs, "AFS", "Nutrocker")
+    _, plan = sim.build_matchup(rs, "AFS", "Nutrocker", budget="none")
     with pytest.raises(TooLargeError) as e:
         limits.check_working_set(rs, plan, BLOCK_TRIALS, budget=1_000)
     msg = str(e.value)
@@ -166,7 +166,7 @@ class Stop(Exception):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_trillion_trials_start_at_once_in_flat_memory(workers):
     rs = sim.get_ruleset("mecha")
-    _, plan = sim.build_matchup(rs, "AFS", "Nutrocker")
+    _, plan = sim.build_matchup(rs, "AFS", "Nutrocker", budget="none")
     seen = []
 
     def stop_after_first(done, total):
@@ -194,7 +194,7 @@ def test_block_sizes_are_generated_lazily():
 
 def test_results_do_not_depend_on_task_grouping_with_the_lazy_engine():
     rs = sim.get_ruleset("mecha")
-    _, plan = sim.build_matchup(rs, "AFS", "Nutrocker")
+    _, plan = sim.build_matchup(rs, "AFS", "Nutrocker", budget="none")
     n = 5 * BLOCK_TRIALS + 17
     ref = run_tally(rs, plan, n, root_sequence(3), rounds=END, max_rounds=50)
     other = run_tally(rs, plan, n, root_sequence(3), rounds=END, max_rounds=50, workers=2, blocks_per_task=2)

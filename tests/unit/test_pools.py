@@ -29,7 +29,7 @@ def unit(name="U", bases=3, attack=1, courage=99, move=6, save=None, wounds=1, v
 
 
 def plan(att, dfn, states=None, options=None):
-    return sim.build_matchup("pools", att, dfn, states=states, options=options)[1]
+    return sim.build_matchup("pools", att, dfn, states=states, options=options, budget="none")[1]
 
 
 def run(att, dfn, dice, states=None, options=None, rounds=1, max_rounds=50, exhausted=True):
@@ -404,8 +404,9 @@ def test_very_large_pools_use_the_binomial_path():
 
 def test_overrides_are_validated():
     with pytest.raises(InputError, match="save"):
-        sim.build_matchup("pools", "Line Infantry", "Spear Wall", overrides={"attacker": {"save": 9}})
-    m, _ = sim.build_matchup("pools", "Line Infantry", "Spear Wall", overrides={"attacker": {"save": None}})
+        sim.build_matchup("pools", "Line Infantry", "Spear Wall", overrides={"attacker": {"save": 9}}, budget="none")
+    m, _ = sim.build_matchup("pools", "Line Infantry", "Spear Wall", overrides={"attacker": {"save": None}},
+                             budget="none")
     assert m.attacker.save is None and dataclasses.replace(m.attacker, save=5).save == 5
 
 

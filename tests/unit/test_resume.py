@@ -53,7 +53,7 @@ def _leftovers(folder: Path) -> list[str]:
 
 # ------------------------------------------------------------------ the store
 def test_tallies_round_trip_exactly():
-    r = sim.fight("grimdark", *sim.default_roster("grimdark").names[:2], trials=3000, seed=1)
+    r = sim.fight("grimdark", *sim.default_roster("grimdark").names[:2], trials=3000, seed=1, budget="none")
     back = tally_from_dict(json.loads(json.dumps(tally_to_dict(r.tally))))
     assert back.same_as(r.tally) and back.extra_names == r.tally.extra_names and back.extras.keys()
 
@@ -62,7 +62,7 @@ def _job(**change):
     rs = get_ruleset("duel")
     matchup, plan = sim.build_matchup(rs, "Sellsword", "Knight", overrides=change.pop("overrides", None),
                                       states=change.pop("states", None), options=change.pop("options", None),
-                                      budget=change.pop("budget", None))
+                                      budget=change.pop("budget", "none"))
     fields = dict(key=("Sellsword", "Knight"), plan=plan, stream=cell_stream("Sellsword", "Knight"),
                   max_trials=100_000, half_width=0.01, identity=matchup)
     fields.update(change)

@@ -127,7 +127,7 @@ def test_weapon_none_disarms_a_model_with_two_weapons() -> None:
     """docs/rules/duel.md and the guide: `attacker.weapon=none` disarms the model (the Knight has two weapons)."""
     states, overrides, options = sim.parse_settings("duel", ["attacker.weapon=none"])
     matchup, _ = sim.build_matchup("duel", "Knight", "Reaver", states=states, overrides=overrides, options=options,
-                                   from_text=True)
+                                   from_text=True, budget="none")
     knight = matchup.attacker
     assert knight.weapon is None and knight.second_weapon is None
     assert knight.hit_strength == -(-knight.strength // 2) and knight.hit_damage == 1
@@ -136,7 +136,7 @@ def test_weapon_none_disarms_a_model_with_two_weapons() -> None:
     states, overrides, options = sim.parse_settings("duel", items)
     with pytest.raises(sim.InputError, match="second weapon needs"):
         sim.build_matchup("duel", "Knight", "Reaver", states=states, overrides=overrides, options=options,
-                          from_text=True)
+                          from_text=True, budget="none")
 
 
 def test_guide_links_the_rules_pages() -> None:

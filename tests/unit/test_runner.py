@@ -91,7 +91,7 @@ def test_adaptive_cells_stop_at_the_same_block_in_any_finishing_order(slots):
     jobs = []
     for a in names:
         for d in names:
-            _, plan = sim.build_matchup(rs, a, d, roster=ros)
+            _, plan = sim.build_matchup(rs, a, d, roster=ros, budget="none")
             # small blocks: many boundaries at which the stopping rule is checked
             jobs.append(CellJob((a, d), plan, cell_stream(a, d), 120_000, 0.006, batch_trials=4096))
     seq = run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50)
@@ -115,13 +115,14 @@ def test_kept_blocks_and_fixed_trials_in_any_finishing_order(shuffled):
 
 
 def test_one_big_fight_spreads_over_tasks(shuffled):
-    a = sim.fight("duel", "Sellsword", "Duellist", trials=9 * BLOCK_TRIALS + 5, seed=4)
-    b = sim.fight("duel", "Sellsword", "Duellist", trials=9 * BLOCK_TRIALS + 5, seed=4, executor=shuffled)
+    a = sim.fight("duel", "Sellsword", "Duellist", trials=9 * BLOCK_TRIALS + 5, seed=4, budget="none")
+    b = sim.fight("duel", "Sellsword", "Duellist", trials=9 * BLOCK_TRIALS + 5, seed=4, executor=shuffled,
+                  budget="none")
     assert a.tally.same_as(b.tally) and shuffled.tasks > 1
 
 
 def test_matrix_with_local_workers_matches_one_process():
-    kw = dict(units=["Sellsword", "Duellist", "Knight"], half_width=0.0025, max_trials=300_000, seed=9)
+    kw = dict(units=["Sellsword", "Duellist", "Knight"], half_width=0.0025, max_trials=300_000, seed=9, budget="none")
     a = matchup_matrix("duel", **kw)
     b = matchup_matrix("duel", workers=2, **kw)
     assert a.long.equals(b.long)
@@ -138,7 +139,7 @@ def test_a_failing_task_is_reported():
             return fut
 
     rs = get_ruleset("mecha")
-    _, plan = sim.build_matchup(rs, "AFS", "Nutrocker")
+    _, plan = sim.build_matchup(rs, "AFS", "Nutrocker", budget="none")
     with pytest.raises(MemoryError):
         run_jobs(rs, root_sequence(1), [CellJob("x", plan, (1,), 1000)], rounds=rs.default_rounds, max_rounds=50,
                  executor=Broken())

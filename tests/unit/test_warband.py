@@ -35,7 +35,7 @@ def W(**kw):
 
 def fight(att, dfn, dice, *, charging=True, fist="user-1", rounds="end", max_rounds=50, reengage="own_turn_charge"):
     plan = sim.build_matchup(WB, att, dfn, states={"attacker": {"charging": charging}},
-                             options={"fist_strength": fist, "reengage": reengage})[1]
+                             options={"fist_strength": fist, "reengage": reengage}, budget="none")[1]
     d = ScriptedDice(dice)
     out = WB.resolve_one(plan, d, rounds, max_rounds)
     d.assert_exhausted()
@@ -138,7 +138,8 @@ def test_legal_combinations():
 
 def test_overrides_are_validated():
     with pytest.raises(InputError, match="shield"):
-        sim.build_matchup(WB, "Mercenary Captain", "Youngblood", overrides={"attacker": {"shield": True}})
+        sim.build_matchup(WB, "Mercenary Captain", "Youngblood", overrides={"attacker": {"shield": True}},
+                          budget="none")
 
 
 # ------------------------------------------------------------------- a simple fight
@@ -528,13 +529,13 @@ def test_a_knocked_down_free_warrior_stands_then_charges_and_strikes_last():
 
 
 def test_reengage_option_values():
-    assert sim.build_matchup(WB, W(count=2), W(count=2))[1].reengage == "own_turn_charge"
+    assert sim.build_matchup(WB, W(count=2), W(count=2), budget="none")[1].reengage == "own_turn_charge"
     with pytest.raises(InputError, match="reengage"):
-        sim.build_matchup(WB, W(count=2), W(count=2), options={"reengage": "sometimes"})
+        sim.build_matchup(WB, W(count=2), W(count=2), options={"reengage": "sometimes"}, budget="none")
 
 
 def test_groups_three_against_two_fight_to_the_end():
-    plan = sim.build_matchup(WB, W(count=3), W(count=2))[1]
+    plan = sim.build_matchup(WB, W(count=3), W(count=2), budget="none")[1]
     dice = RandomDice(np.random.default_rng(3))
     for _ in range(200):
         o = WB.resolve_one(plan, dice, "end", 50)
@@ -556,7 +557,7 @@ def test_rounds_n_winner_by_wounds_then_draw():
 
 # ------------------------------------------------------------------------------ kernel
 def _kernel(att, dfn, n=20000, rounds="end", seed=5, states=None):
-    plan = sim.build_matchup(WB, att, dfn, states=states)[1]
+    plan = sim.build_matchup(WB, att, dfn, states=states, budget="none")[1]
     return WB.simulate(plan, n, np.random.default_rng(seed), rounds, 50)
 
 
@@ -569,7 +570,7 @@ def test_kernel_is_reproducible_and_integral():
 
 
 def test_kernel_groups_only_where_warriors_can_re_engage():
-    plan = lambda a, d, **o: sim.build_matchup(WB, a, d, options=o)[1].kernel
+    plan = lambda a, d, **o: sim.build_matchup(WB, a, d, options=o, budget="none")[1].kernel
     assert plan(W(count=2), W(count=2)).groups is not None
     assert plan(W(), W()).groups is None and plan(W(), W(count=3)).groups is None      # nobody is ever free
     assert plan(W(count=2), W(count=2), reengage="every_round").groups is None
@@ -577,7 +578,7 @@ def test_kernel_groups_only_where_warriors_can_re_engage():
 
 def test_one_against_one_and_one_against_many_ignore_the_rule():
     for a, d in ((W(), W(w=2)), (W(), W(count=3)), (W(count=4), W(weapons=["sword"]))):
-        out = [WB.simulate(sim.build_matchup(WB, a, d, options={"reengage": r})[1], 5000,
+        out = [WB.simulate(sim.build_matchup(WB, a, d, options={"reengage": r}, budget="none")[1], 5000,
                            np.random.default_rng(9), "end", 50) for r in ("own_turn_charge", "every_round")]
         for f in ("winner", "damage_to_attacker", "damage_to_defender", "rounds"):
             assert np.array_equal(getattr(out[0], f), getattr(out[1], f))
@@ -608,6 +609,15 @@ def test_bench_matchup_is_in_the_default_roster():
     assert 10 <= len(roster) <= 14 and all(roster[n].points is not None for n in roster.names)
 
 
+def test_bench_group_matchups_say_their_sizes():
+    """Issue 14: ``meleelab bench`` lists 3 v 3 and 10 v 10 of the bench pair as extra entries named by size."""
+    att, dfn, _, _ = WB.bench_matchup()
+    extra = WB.bench_extra_matchups()
+    assert [(a.name, a.count, d.name, d.count) for a, d, *_ in extra] == [(att, 3, dfn, 3), (att, 10, dfn, 10)]
+    assert all(states == {} and rounds == "end" for _, _, states, rounds, _ in extra)
+    assert ["3 v 3" in extra[0][4], "10 v 10" in extra[1][4]] == [True, True]
+
+
 # ------------------------------------------------------------- one-attack outcome tables
 def _table_probs(tb, row):
     """Outcome probabilities of one row of an alias table: {(wounds, status, hit): p}."""
@@ -621,7 +631,7 @@ def _table_probs(tb, row):
 
 
 def test_single_attack_table_matches_hand_values():
-    plan = sim.build_matchup(WB, W(), W())[1]
+    plan = sim.build_matchup(WB, W(), W(), budget="none")[1]
     tb = plan.kernel.blows[0][0].single
     # knocked-down target: auto-hit, S3 vs T3 wounds on 4+, no save: out of action 1/2
     kd = _table_probs(tb, tb.kd_row)
@@ -635,7 +645,7 @@ def test_single_attack_table_matches_hand_values():
 
 
 def test_single_attack_table_with_parry_reroll_and_helmet():
-    plan = sim.build_matchup(WB, W(), W(weapons=["sword"], buckler=True, helmet=True))[1]
+    plan = sim.build_matchup(WB, W(), W(weapons=["sword"], buckler=True, helmet=True), budget="none")[1]
     tb = plan.kernel.blows[0][0].single
     may = _table_probs(tb, 1 + 2)                                        # W1, may parry
     p_land = (1 / 6) * ((4 / 6) ** 2 + (5 / 6) ** 2 + 1)
@@ -663,14 +673,14 @@ def test_csv_roster_with_weapon_lists(tmp_path):
 
 def test_text_overrides_parse_lists():
     m, plan = sim.build_matchup(WB, "Youngblood", "Orc Boy", overrides={"attacker": {"weapons": "sword,dagger"}},
-                                from_text=True)
+                                from_text=True, budget="none")
     assert m.attacker.weapons == ("sword", "dagger")
 
 
 # ------------------------------------------------------------ optional small-group rules
 def switched(att, dfn, dice, *, rounds="end", **opts):
     """A scripted fight with the ``all_alone`` / ``rout`` switches."""
-    plan = sim.build_matchup(WB, att, dfn, options=opts)[1]
+    plan = sim.build_matchup(WB, att, dfn, options=opts, budget="none")[1]
     d = ScriptedDice(dice)
     out = WB.resolve_one(plan, d, rounds, 50)
     d.assert_exhausted()
@@ -678,7 +688,7 @@ def switched(att, dfn, dice, *, rounds="end", **opts):
 
 
 def test_switches_are_off_by_default():
-    plan = sim.build_matchup(WB, W(), W())[1]
+    plan = sim.build_matchup(WB, W(), W(), budget="none")[1]
     assert (plan.all_alone, plan.rout) == (False, False)
     assert (plan.kernel.all_alone, plan.kernel.rout, plan.kernel.auto_hit) == (False, False, None)
 
@@ -686,9 +696,9 @@ def test_switches_are_off_by_default():
 @pytest.mark.parametrize("opt", ["all_alone", "rout"])
 def test_a_switch_needs_leadership(opt):
     with pytest.raises(InputError, match=rf"unit 'w'.*field 'ld'.*{opt}") as e:
-        sim.build_matchup(WB, W(ld=7), W(), options={opt: True})
+        sim.build_matchup(WB, W(ld=7), W(), options={opt: True}, budget="none")
     assert "\n" not in str(e.value)
-    sim.build_matchup(WB, W(), W())                  # no switch: ld is not needed
+    sim.build_matchup(WB, W(), W(), budget="none")                  # no switch: ld is not needed
 
 
 # 1 v 2, round 1: roll-off of the two defenders (6, 1), then the charger's to-hit, D1's, D2's;
@@ -778,7 +788,8 @@ def test_rout_threshold_is_a_quarter_of_the_starting_count():
 
 
 def test_kernel_switches_draw_nothing_when_off_and_fights_end_when_on():
-    plan = sim.build_matchup(WB, W(count=3, ld=6), W(count=2, ld=6), options={"all_alone": True, "rout": True})[1]
+    plan = sim.build_matchup(WB, W(count=3, ld=6), W(count=2, ld=6), options={"all_alone": True, "rout": True},
+                             budget="none")[1]
     out = WB.simulate(plan, 20000, np.random.default_rng(5), "end", 50)
     assert not out.capped.any() and out.winner.min() >= 1
     assert out.damage_to_attacker.min() >= 0 and out.rounds.min() >= 1
