@@ -20,7 +20,7 @@ import pandas as pd
 
 from .report_tables import fmt, fmt_interval
 
-__all__ = ["Link", "Finding", "findings", "MD_ANCHORS", "row_id", "HOW_MANY"]
+__all__ = ["Link", "Code", "Finding", "findings", "MD_ANCHORS", "row_id", "HOW_MANY"]
 
 #: How many over- and under-priced units the findings name.
 HOW_MANY = 3
@@ -47,6 +47,13 @@ class Link:
     @property
     def md_anchor(self) -> str:
         return MD_ANCHORS.get(self.section, self.section)
+
+
+@dataclass(frozen=True)
+class Code:
+    """A command-line option or command in the text (``<code>`` in HTML, backticks in Markdown)."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,9 @@ def _pricing(rep: Any) -> list[Finding]:
     for over, title, what in ((True, "Over-priced", "worse"), (False, "Under-priced", "better")):
         side = _side(fp, over)
         if len(side):
-            out.append(Finding(title, (f"units that do {what} than an even fight at their cost, flagged ones first:",),
+            lead = ("flagged ones first:" if side["flagged"].astype(bool).any()
+                    else "none is flagged (each cost is within its interval); the nearest:")
+            out.append(Finding(title, (f"units that do {what} than an even fight at their cost, {lead}",),
                                tuple(_price_parts(i, r) for i, r in side.iterrows())))
         else:
             out.append(Finding(title, (f"no unit is {title.lower()}.",)))
@@ -224,7 +233,7 @@ def _next_steps(rep: Any) -> Finding:
                                   " towards ", _fair_link(fmt(fair, "points"), i)))
     noisy = noisy_cells(rep)
     if noisy:
-        items.append(("raise the trial cap (--max-trials, now ",
+        items.append(("raise the trial cap (", Code("--max-trials"), ", now ",
                       Link(fmt(rep.settings["max_trials"], "int"), "settings", "settings"), "): ",
                       Link(fmt(noisy, "int"), "settings", "settings"), " cells are noisier than the target"))
     dom = rep.balance.dominated
@@ -252,8 +261,13 @@ def markdown(items: Sequence[Finding]) -> list[str]:
     """The findings as Markdown bullets (numbers link to summary.md's own headings)."""
     from .safe_markdown import md_link, md_text
 
+    def part(p: Any) -> str:
+        if isinstance(p, Link):
+            return md_link(p.text, "#" + p.md_anchor)
+        return f"`{p.text}`" if isinstance(p, Code) else md_text(p)
+
     def parts(ps: Sequence[Any]) -> str:
-        return "".join(md_link(p.text, "#" + p.md_anchor) if isinstance(p, Link) else md_text(p) for p in ps)
+        return "".join(part(p) for p in ps)
 
     lines = []
     for f in items:

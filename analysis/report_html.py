@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from . import report_tables as rt
-from .report_findings import Link, findings, row_id
+from .report_findings import Code, Link, findings, row_id
 
 __all__ = ["SECTION_TITLES", "environment", "data_uri", "report_context", "render_report", "render_index"]
 
@@ -48,8 +48,12 @@ def data_uri(png: bytes) -> str:
 
 
 def _parts(ps: Sequence[Any]) -> list[dict[str, Any]]:
-    return [{"text": p.text, "href": "#" + p.anchor} if isinstance(p, Link) else {"text": str(p), "href": None}
-            for p in ps]
+    def one(p: Any) -> dict[str, Any]:
+        if isinstance(p, Link):
+            return {"text": p.text, "href": "#" + p.anchor, "code": False}
+        return {"text": p.text if isinstance(p, Code) else str(p), "href": None, "code": isinstance(p, Code)}
+
+    return [one(p) for p in ps]
 
 
 def _version() -> str:
@@ -154,8 +158,7 @@ def report_context(rep: Any) -> dict[str, Any]:
         "overview": {"units": len(m.units), "fights": f"{st['trials_total']:,}", "fielding": fielding,
                      "headline": rt.table_view(pd.DataFrame([rep.headline()]), rt.HEADLINE)},
         "baseline": _baseline(rep, uri),
-        "baseline_note": rep.baseline_note or ("No baseline given: run with --baseline DIR (an earlier report "
-                                               "folder) to see which cells, rankings and fair prices changed."),
+        "baseline_note": rep.baseline_note,
         "rules": rules, "spec": rs.spec,
         "options": rt.table_view(rep.options_table(), rt.OPTIONS),
         "settings": settings,
@@ -180,9 +183,7 @@ def report_context(rep: Any) -> dict[str, Any]:
                                         row_class=lambda r: "flagged" if bool(r.get("flagged")) else ""),
                  "efficiency": rt.table_view(b.efficiency, rt.EFFICIENCY)},
         "model_text": b.model_text(),
-        "featured_intro": ("Chosen with --feature." if chosen else
-                           "The most lopsided and the most even cell of the headline matrix (mirror matches and "
-                           "units that fight alike left out); choose others with --feature \"A vs B\"."),
+        "featured_chosen": chosen,
         "matchups": _matchups(rep, uri),
         "rerun": f"meleelab report {rs.id} --seed {rep.settings['seed']}"
                  + (f" --budget {budget:g}" if budget is not None else ""),
