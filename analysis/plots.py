@@ -139,9 +139,9 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
         ax.bar(range(3), p, yerr=np.clip(err, 0, None), capsize=4, color=[WIN, DRAW, LOSS])
         ax.set_xticks(range(3), labels)
         ax.set_xlabel("result")
-        mirror = " (mirror match)" if data.attacker == data.defender else ""
-        ax.set_title(title or wrap_label(f"{data.attacker} (attacker) vs {data.defender} (defender){mirror}, "
-                                         f"{data.trials:,} fights", 70))
+        who = (f"{data.attacker} against itself (mirror match)" if data.attacker == data.defender
+               else f"{data.attacker} (attacker) vs {data.defender} (defender)")
+        ax.set_title(title or wrap_label(f"{who}, {data.trials:,} fights", 70))
         ax.set_ylabel("probability")
         ax.set_ylim(0, 1)
         return ax
@@ -206,8 +206,8 @@ def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | No
         ax.set_xticks(x)
     else:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # damage comes in whole units
-    ax.set_title(title or wrap_label(f"Damage distributions: {result.attacker} vs {result.defender}"
-                                     + (" (mirror match)" if mirror else ""), 60))
+    ax.set_title(title or wrap_label(f"Damage distributions: {result.attacker} "
+                                     + ("against itself (mirror match)" if mirror else f"vs {result.defender}"), 60))
     top = max([float(np.max(d)) for d in (to_def, to_att) if len(d)], default=0.0)
     legend_above_data(ax, top, fontsize=8)
     return ax

@@ -44,11 +44,15 @@ def draw_figures(rep: Any) -> dict[str, bytes]:
         from .diff import plot_cells, plot_changes
 
         diff = rep.baseline
-        rows = int(min(15, max(1, (diff.table["status"].isin(["changed", "within noise"])).sum())))
+        moved = diff.table[diff.table["status"].isin(["changed", "within noise"])]
+
+        def rows(quantity: str) -> int:  # plot_changes shows at most 15 items, one row each
+            return int(min(15, max(1, (moved["quantity"] == quantity).sum())))
+
         draw += [("baseline_cells", (7.4, 5.0), lambda ax: plot_cells(diff, ax=ax)),
-                 ("baseline_strength", (8.0, 1.4 + 0.35 * rows), lambda ax: plot_changes(
+                 ("baseline_strength", (8.0, 1.4 + 0.35 * rows("strength")), lambda ax: plot_changes(
                      diff, ax=ax, kind="ranking", quantity="strength", title="Bradley-Terry strength")),
-                 ("baseline_prices", (8.0, 1.4 + 0.35 * rows), lambda ax: plot_changes(
+                 ("baseline_prices", (8.0, 1.4 + 0.35 * rows("fair_price")), lambda ax: plot_changes(
                      diff, ax=ax, kind="fair price", quantity="fair_price", title="Fair prices (points)"))]
     return {name: render(fn, size) for name, size, fn in draw}
 

@@ -96,7 +96,7 @@ def _matchups(rep: Any, uri: Mapping[str, str]) -> list[dict[str, Any]]:
         if res is None:
             continue
         a, d = pair
-        title = f"{a} vs {d}" + (" (mirror match: attacker vs defender)" if a == d else "")
+        title = f"{a} against itself (mirror match: attacker vs defender)" if a == d else f"{a} vs {d}"
         copies, fielded = res.settings.get("copies") or {}, res.settings.get("fielded") or {}
         sides = []
         for side, name in (("attacker", a), ("defender", d)):
@@ -109,6 +109,21 @@ def _matchups(rep: Any, uri: Mapping[str, str]) -> list[dict[str, Any]]:
                   if f"featured_{k}_{n}" in uri]
         out.append({"title": title, "why": why + fielding + ".", "tables": rt.fight_tables(res), "images": images})
     return out
+
+
+def _rerun(rep: Any) -> str:
+    """The command that repeats the run (the settings that differ from the defaults; roster and --set as given)."""
+    from .report import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS
+
+    st = rep.settings
+    parts = [f"meleelab report {rep.ruleset.id} --seed {st['seed']}"]
+    if rep.matrix.budget is not None:
+        parts.append(f"--budget {rep.matrix.budget:g}")
+    if st["max_trials"] != DEFAULT_MAX_TRIALS:
+        parts.append(f"--max-trials {st['max_trials']}")
+    if st["half_width"] != DEFAULT_HALF_WIDTH:
+        parts.append(f"--half-width {st['half_width']:g}")
+    return " ".join(parts)
 
 
 def report_context(rep: Any) -> dict[str, Any]:
@@ -185,8 +200,7 @@ def report_context(rep: Any) -> dict[str, Any]:
         "model_text": b.model_text(),
         "featured_chosen": chosen,
         "matchups": _matchups(rep, uri),
-        "rerun": f"meleelab report {rs.id} --seed {rep.settings['seed']}"
-                 + (f" --budget {budget:g}" if budget is not None else ""),
+        "rerun": _rerun(rep),
         "provenance": to_json(rep.metadata()["provenance"]),
         "files": rep.file_names(),
     }

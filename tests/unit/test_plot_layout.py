@@ -220,6 +220,7 @@ def test_mirror_match_plots_say_attacker_and_defender():
     r = sim.fight("mecha", "Gustav", "Gustav", trials=2_000, seed=4, rounds="end", max_rounds=20)
     ax = plots.wdl_bars(r, ax=Figure().add_subplot())
     assert [t.get_text() for t in ax.get_xticklabels()] == ["attacker wins", "draw", "defender wins"]
+    assert ax.get_title().count("Gustav") == 1
     ax = plots.damage_distributions(r, ax=Figure().add_subplot())
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend[0].startswith("to the defender") and legend[1].startswith("to the attacker")

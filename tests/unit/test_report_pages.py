@@ -185,9 +185,10 @@ def test_feature_option_mirror_labels_and_bad_names(tmp_path, capsys):
                "--feature", "Gustav vs Gustav", "--feature", "kroete vs AFS"])
     assert rc == 0, capsys.readouterr().err
     section = _section((out / "report.html").read_text(encoding="utf-8"), "matchup")
-    assert "Gustav vs Gustav (mirror match: attacker vs defender)" in section and "Kroete vs AFS" in section
+    assert "Gustav against itself (mirror match: attacker vs defender)" in section and "Kroete vs AFS" in section
     mirror = section[:section.index("Kroete vs AFS")]
     assert "attacker wins" in mirror and "defender wins" in mirror and "Gustav wins" not in mirror
+    assert "Gustav vs Gustav" not in mirror and "Gustav (attacker)" not in mirror  # never the same name twice
     for bad, what in (("Nobody vs Gustav", "Nobody"), ("Gustav", "vs"), ("Gustav vs Fliege", "left out")):
         rc = main(["report", "mecha", "--max-trials", "256", "--quiet", "--out", str(tmp_path / "bad"),
                    "--feature", bad])
