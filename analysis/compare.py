@@ -151,6 +151,8 @@ def compare(
     paired: bool = True,
     budget: Any = None,
     fair: bool = False,
+    fair_trials: int = 32_768,
+    fair_half_width: float | None = 0.01,
     executor: Any = None,
     store: Any = None,
 ) -> pd.DataFrame:
@@ -181,6 +183,8 @@ def compare(
     fair : bool
         Also price the base and the variant (:mod:`analysis.pricing`, the one
         fair-price model) against the opponents: ``frame.attrs["fair"]``.
+    fair_trials, fair_half_width : int, float
+        Precision of the fights behind the fair prices (as a matrix cell; as in :func:`analysis.sweep.sweep`).
     executor, store : optional
         As in :func:`analysis.matrix.matchup_matrix`.
 
@@ -258,7 +262,8 @@ def compare(
         from .pricing import price_variants
 
         context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
-                             dict(options or {}), 0.01, 32_768, workers, from_text, in_force, executor, store)
+                             dict(options or {}), fair_half_width, int(fair_trials), workers, from_text, in_force,
+                             executor, store)
         table, _ = price_variants(context, base_unit, [base_unit, variant_unit], ["base", "variant"], opps)
         frame.attrs["fair"] = table
     return frame

@@ -211,6 +211,9 @@ def next_copies(curve: CopyCurve) -> int | None:
         k = int(math.floor(guess)) if math.isfinite(guess) and guess > 0 else k_min - _step(k_min)
         return int(min(max(k, max(1, k_min // 2), 1), k_min - 1))
     if curve.limit_reached:
+        # no more copies can be fielded: a count below gives the slope the crossing is extrapolated along
+        if len(ks_i) == 1 and ks_i[0] > 1:
+            return int(ks_i[0]) - _step(int(ks_i[0]))
         return None
     k_max = int(ks_i[-1])
     guess = crossing(ks, s) if len(ks) > 1 else math.nan

@@ -146,7 +146,7 @@ def _blocks_needed(cell: _Cell) -> int:
         return 1
     if half is None:
         return min(cell.n_blocks, 2 * cell.merged)
-    p = t.wins[1:3] / t.trials
+    p = t.wins / t.trials  # draw, attacker, defender: the stopping rule holds all three
     var = float(np.max(p * (1 - p)))
     trials = Z95 * Z95 * var / (half * half)
     return min(cell.n_blocks, max(cell.merged + 1, math.ceil(trials / job.batch_trials)))

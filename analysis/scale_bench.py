@@ -56,7 +56,7 @@ def _peak_rss_mib() -> float:
 def _run_every_ruleset_block() -> float:
     for r in sim.rulesets():
         att, dfn, states, rounds = r.bench_matchup()
-        _, plan = sim.build_matchup(r, att, dfn, states=states)
+        _, plan = sim.build_matchup(r, att, dfn, states=states, budget="none")  # the bench sizes, not the roster budget
         r.simulate(plan, BLOCK_TRIALS, block_rng(root_sequence(1), 0), rounds, 50)
     return _peak_rss_mib()
 
@@ -66,7 +66,7 @@ def block_costs(repeats: int = 3) -> dict[str, float]:
     out = {}
     for r in sim.rulesets():
         att, dfn, states, rounds = r.bench_matchup()
-        _, plan = sim.build_matchup(r, att, dfn, states=states)
+        _, plan = sim.build_matchup(r, att, dfn, states=states, budget="none")  # the bench sizes, not the roster budget
         best = float("inf")
         for k in range(repeats + 1):
             t = time.perf_counter()

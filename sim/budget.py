@@ -20,6 +20,7 @@ a positive number
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,8 @@ import numpy as np
 from .errors import InputError
 
 __all__ = ["NO_BUDGET", "Budget", "parse_budget", "resolve_budget", "copies_for", "check_copies", "unit_points"]
+
+_NUMBER_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 #: The text (``--budget none``) and API value that turn a roster's budget off.
 NO_BUDGET = "none"
@@ -43,10 +46,10 @@ def parse_budget(value: Any, where: str = "--budget") -> float | str | None:
         text = value.strip().lower()
         if text == NO_BUDGET:
             return NO_BUDGET
-        try:
-            value = float(text)
-        except ValueError:
-            raise InputError(f"{where}: got {value!r}, expected a number of points or \"none\"") from None
+        # ASCII digits only: float() would also take "1_000" and other scripts' digits ("٣")
+        if not _NUMBER_TEXT.fullmatch(text):
+            raise InputError(f"{where}: got {value!r}, expected a number of points or \"none\"")
+        value = float(text)
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise InputError(f"{where}: got {value!r}, expected a number of points or \"none\"")
     value = float(value)

@@ -235,7 +235,7 @@ def _run(rs: Ruleset, ros: Roster, report: ConformanceReport, *, trials: int, re
     plans: dict[Pair, Any] = {}
     for a, d in choose_pairs(ros.names, pairs):
         try:
-            plans[(a, d)] = build_matchup(rs, a, d, roster=ros)[1]
+            plans[(a, d)] = build_matchup(rs, a, d, roster=ros, budget="none")[1]  # the units as listed
         except MatchupError as e:
             report.refused[(a, d)] = " ".join(str(e).split())
         except Exception as e:  # noqa: BLE001 - a crash in prepare is a finding, not the kit's end

@@ -78,7 +78,8 @@ def check_setting(rs: Ruleset, ros: Roster, pairs: Sequence[Pair], start: int, s
         for k in range(len(pairs)):
             a, d = pairs[(start + k) % len(pairs)]
             try:
-                matchup, plan = build_matchup(rs, a, d, states=states, options=options, roster=ros, from_text=True)
+                matchup, plan = build_matchup(rs, a, d, states=states, options=options, roster=ros, from_text=True,
+                                              budget="none")
             except MatchupError as e:
                 last = f"{a} v {d}: {_one_line(e)}"
                 continue
@@ -102,7 +103,7 @@ def _expect_refused(rs: Ruleset, ros: Roster, pair: Pair, item: str, needle: str
     try:
         states, overrides, options = parse_settings(rs, [item])
         build_matchup(rs, pair[0], pair[1], states=states, overrides=overrides, options=options, roster=ros,
-                      from_text=True)
+                      from_text=True, budget="none")
     except MeleelabError as e:
         text = str(e)
         if not text.strip() or "\n" in text.strip():
@@ -159,7 +160,7 @@ def check_units(rs: Ruleset, ros: Roster, pair: Pair, report: ConformanceReport)
         try:
             states, overrides, options = parse_settings(rs, [item])
             matchup, _ = build_matchup(rs, pair[0], pair[1], states=states, overrides=overrides, options=options,
-                                       roster=ros, from_text=True)
+                                       roster=ros, from_text=True, budget="none")
             ok = matchup.attacker == attacker
             report.add("units round-trip", f"--set {item}", ok, "" if ok else "the unit changed")
         except Exception as e:  # noqa: BLE001

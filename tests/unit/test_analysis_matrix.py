@@ -267,3 +267,16 @@ def test_progress_reports_every_cell(workers):
                    progress=lambda done, total: calls.append((done, total)))
     assert calls[-1] == (9, 9)
     assert all(t == 9 for _, t in calls) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_the_draw_probability_alone_can_keep_a_cell_running():
+    # AFS v Nutrocker, one round: P(win) 4/36, P(loss) 11/36, P(draw) 21/36 (the spec's chart). At +-0.36 pp one
+    # block holds both win probabilities (half-widths 0.25 and 0.35 pp) but not the draw (0.38 pp): a second runs
+    m = matchup_matrix("mecha", units=["AFS", "Nutrocker"], half_width=0.0036, max_trials=10 * BLOCK_TRIALS, seed=5)
+    row = m.long.set_index(["attacker", "defender"]).loc[("AFS", "Nutrocker")]
+    assert row.trials == 2 * BLOCK_TRIALS
+    w = m.results[("AFS", "Nutrocker")].win_counts
+    one = {k: Fraction(v) for k, v in {"attacker": 4, "defender": 11, "draw": 21}.items()}
+    assert max(float(1.96 * (p * (1 - p) / BLOCK_TRIALS) ** 0.5) for p in (one["attacker"] / 36,
+                                                                             one["defender"] / 36)) < 0.0036
+    assert wilson_half_width(w["draw"], int(row.trials)) <= 0.0036

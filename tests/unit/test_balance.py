@@ -287,3 +287,17 @@ def test_summary_writes_every_table_deterministically(tmp_path):
     assert one.ruleset == "handmade"
     eff = one.efficiency.set_index("unit")
     assert eff.loc["U0", "score_per_100_points"] == pytest.approx(100 * eff.loc["U0", "score"] / 40)
+
+
+def test_an_exact_tie_with_zero_error_is_not_worse_for_dominance():
+    # A and B both always beat D (p = 1, zero standard error): an exact tie. B beats C where A only draws level,
+    # so B weakly dominates A; a strict "better by more than -z s.e." test would call the tie worse and miss it
+    u = ["A", "B", "C", "D"]
+    win = np.array([[.50, .40, .50, 1.0],
+                    [.60, .50, .70, 1.0],
+                    [.50, .30, .50, .80],
+                    [0.0, 0.0, .20, .50]])
+    np.testing.assert_allclose(win + win.T, 1)
+    frame = long_frame(u, win, 1 - win, trials=200_000)
+    dom = bal.dominated_units(frame).set_index("unit")
+    assert "A" in dom.index and dom.loc["A", "dominated_by"].split("; ")[0] == "B"
