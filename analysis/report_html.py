@@ -194,7 +194,7 @@ def report_context(rep: Any) -> dict[str, Any]:
         "cycles": rt.table_view(b.cycles, rt.CYCLES, row_ids=lambda i: row_id("cycle", i)),
         "fair": {"definition": str(fp.attrs.get("definition", "")), "model": str(fp.attrs.get("model", "")),
                  "intervals": str(fp.attrs.get("intervals", "")),
-                 "table": rt.table_view(fp, rt.FAIR_POINTS, row_ids=lambda i: row_id("fair", i),
+                 "table": rt.table_view(fp, rt.FAIR_POINTS, row_ids=lambda i: row_id("fair", i), drop_blank=True,
                                         row_class=lambda r: "flagged" if bool(r.get("flagged")) else ""),
                  "efficiency": rt.table_view(b.efficiency, rt.EFFICIENCY)},
         "model_text": b.model_text(),

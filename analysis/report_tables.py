@@ -178,11 +178,19 @@ def _cell_texts(frame: pd.DataFrame, col: Column) -> list[str]:
     return [fmt(v, col.kind) for v in values]
 
 
-def _shown(frame: pd.DataFrame, columns: Sequence[Column]) -> list[tuple[Column, Column | None]]:
-    """The columns present in ``frame``, each followed by its interval column when both bounds are there."""
+def _blank(values: pd.Series) -> bool:
+    return bool(values.map(lambda v: v is None or v == "" or (isinstance(v, float) and math.isnan(v))).all())
+
+
+def _shown(frame: pd.DataFrame, columns: Sequence[Column], drop_blank: bool = False
+           ) -> list[tuple[Column, Column | None]]:
+    """The columns present in ``frame``, each followed by its interval column when both bounds are there.
+
+    With ``drop_blank``, a text column with nothing in any row (no extrapolation, no note) is left out.
+    """
     out: list[tuple[Column, Column | None]] = []
     for c in columns:
-        if c.key not in frame:
+        if c.key not in frame or (drop_blank and c.kind == "text" and len(frame) and _blank(frame[c.key])):
             continue
         iv = None
         if c.interval and all(k in frame for k in c.interval):
@@ -194,7 +202,7 @@ def _shown(frame: pd.DataFrame, columns: Sequence[Column]) -> list[tuple[Column,
 def table_view(frame: pd.DataFrame, columns: Sequence[Column], *, row_ids: Callable[[Any], str] | None = None,
                row_class: Callable[[Mapping[str, Any]], str] | None = None,
                hrefs: Mapping[str, Callable[[Mapping[str, Any]], str]] | None = None,
-               caption: str = "") -> TableView:
+               caption: str = "", drop_blank: bool = False) -> TableView:
     """``frame`` formatted by ``columns`` (columns absent from the frame are skipped).
 
     Parameters
@@ -205,8 +213,10 @@ def table_view(frame: pd.DataFrame, columns: Sequence[Column], *, row_ids: Calla
         ``row_class(record)`` -> a CSS class for the row ("" for none).
     hrefs : mapping, optional
         Column key -> ``href(record)``: that column's cells are links.
+    drop_blank : bool
+        Leave out text columns that are empty in every row.
     """
-    shown = _shown(frame, columns)
+    shown = _shown(frame, columns, drop_blank)
     headers: list[Cell] = []
     titles: list[str] = []
     texts: list[tuple[list[str], bool, str | None]] = []  # column texts, numeric, link column

@@ -87,3 +87,11 @@ def test_generic_columns_pick_kinds_from_the_data():
     assert cols["ws"].kind == "int" and cols["points"].kind == "int" and cols["shield"].kind == "bool"
     assert cols["name"].kind == "text" and cols["armour_save"].kind == "prob"
     assert cols["in_matrix"].header == "In matrix" and cols["armour_save"].header == "Armour save"
+
+
+def test_blank_text_columns_can_be_left_out():
+    frame = pd.DataFrame({"unit": ["A", "B"], "points": [20.0, 30.0], "beyond": ["", ""], "note": [None, "x"]})
+    cols = (rt.Column("unit", "Unit"), rt.Column("points", "Points", "points"), rt.Column("beyond", "Extrapolation"),
+            rt.Column("note", "Note"))
+    assert [h.text for h in rt.table_view(frame, cols).headers] == ["Unit", "Points", "Extrapolation", "Note"]
+    assert [h.text for h in rt.table_view(frame, cols, drop_blank=True).headers] == ["Unit", "Points", "Note"]
