@@ -579,9 +579,14 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 @click.option("--all", "all_rulesets", is_flag=True, help="One report per registered ruleset (shipped rosters) + index.")
 @click.option("--out", type=click.Path(file_okay=False), required=True,
               help="Output directory (replaced as a whole when the run ends).")
+@click.option("--feature", "features", multiple=True, metavar='"A vs B"',
+              help="A matchup to show in detail (repeatable; default: the most lopsided and the most even cell).")
+@click.option("--baseline", type=str, default=None, metavar="DIR",
+              help="An earlier report folder: adds a section of what changed beyond the noise since then.")
 @_report_run_options
 @_fresh_option
-def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | None, units: str | None,
+def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tuple[str, ...], baseline: str | None,
+               roster: str | None, units: str | None,
                unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
                rounds: str | None, max_rounds: int, workers: int, scheduler: str | None, quiet: bool, fresh: bool,
                budget: str | None) -> int:
@@ -600,14 +605,14 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
     from .report import build_report, write_all
 
     if all_rulesets:
-        if ruleset or roster or units or unit_list or settings or budget is not None:
+        if ruleset or roster or units or unit_list or settings or budget is not None or features:
             raise Failure("report --all uses each ruleset's shipped roster and its own budget: "
-                          "give no RULESET, --roster, --units, --set or --budget")
+                          "give no RULESET, --roster, --units, --set, --budget or --feature")
         check_output_dir(out)  # before computing five reports
         with _executor(scheduler, workers) as executor:
             result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
                                half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
-                               workers=workers, executor=executor, fresh=fresh)
+                               workers=workers, executor=executor, fresh=fresh, baseline=baseline)
         click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
                    f"(index: {os.path.join(out, 'index.html')})")
         for rid, why in result["failed"].items():
@@ -628,7 +633,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, roster: str | 
                                max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
                                overrides=overrides, options=options, workers=workers, progress=update,
                                from_text=True, budget=budget, executor=executor,
-                               store=folder.open_store(fresh=fresh))
+                               store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline)
         paths = folder.replace(rep.write)
     finally:
         folder.close()

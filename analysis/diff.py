@@ -372,6 +372,7 @@ def plot_cells(diff: RunDiff, ax: Any = None, *, quantity: str = "p_attacker", t
     Each changed cell has a 95% bar for its difference (``1.96 x diff_se``, drawn on
     the after value).
     """
+    from .plot_layout import legend_outside
     from .plots import LOSS, WIN, _axes
 
     ax = _axes(ax, (5.2, 5.0))
@@ -395,8 +396,8 @@ def plot_cells(diff: RunDiff, ax: Any = None, *, quantity: str = "p_attacker", t
     ax.set_xlabel(f"before: {label}")
     ax.set_ylabel(f"after: {label}")
     ax.set_title(title or f"Matrix cells, before and after ({label})")
-    if len(t):
-        ax.legend(fontsize=7, loc="upper left")
+    if len(t):  # beside the axes: any corner of a before/after square can hold data
+        legend_outside(ax, fontsize=7)
     else:
         ax.text(0.5, 0.5, "no cell in both runs", ha="center", va="center", transform=ax.transAxes)
     return ax
@@ -410,6 +411,7 @@ def plot_changes(diff: RunDiff, ax: Any = None, *, kind: str = "fair price", qua
     Grey dots are before, coloured dots after (red: changed beyond the noise, blue:
     within it); the bar on the after value is ``1.96 x diff_se``.
     """
+    from .plot_layout import legend_outside
     from .plots import DRAW, LOSS, WIN, _axes
 
     t = diff.table[diff.table["kind"] == kind]
@@ -437,7 +439,7 @@ def plot_changes(diff: RunDiff, ax: Any = None, *, kind: str = "fair price", qua
                         label=what)
     names = t["item"] if t["quantity"].nunique() == 1 else t["item"] + " (" + t["quantity"] + ")"
     ax.set_yticks(y, list(names))
-    ax.legend(fontsize=7, loc="best")
+    legend_outside(ax, fontsize=7)  # beside the axes, never over the data
     return ax
 
 

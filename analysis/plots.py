@@ -18,6 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
 
+from .plot_layout import (legend_above_data, legend_outside, line_styles, plain_log_axis, wrap_label,
+                          x_tick_labels)
 from .render import plain_text_plots
 
 __all__ = [
@@ -29,6 +31,9 @@ __all__ = [
     "ranking_chart",
     "points_chart",
     "interpretation_bars",
+    "line_styles",
+    "plain_log_axis",
+    "wrap_label",
     "WIN",
     "DRAW",
     "LOSS",
@@ -52,69 +57,59 @@ def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.8)) -> Axes:
 def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                    value_label: str = "P(attacker wins)", row_label: str | None = None,
                    col_label: str | None = None, colorbar: bool = True) -> Axes:
-    """Heatmap of a probability table with the numbers in the cells.
+    """Heatmap of a probability table in percent, with the numbers in the cells.
 
-    The palette diverges around 50% (``TwoSlopeNorm(vcenter=0.5)``): blue where the
-    row unit does better, red where it does worse. NaN cells (not fought) are grey.
+    The cells, the colour bar (0-100) and the title ("(%)") are all in percent. The
+    palette diverges around an even fight, 50% (``TwoSlopeNorm(vcenter=50)``): blue
+    where the row unit does better, red where it does worse. NaN cells (not fought)
+    are grey.
 
     Parameters
     ----------
     wide : DataFrame
-        Rows x columns of probabilities (e.g. ``MatchupMatrix.wide()``).
+        Rows x columns of probabilities in [0, 1] (e.g. ``MatchupMatrix.wide()``).
     ax : Axes, optional
     title, value_label : str
-        Title (default ``value_label``) and colour-bar label.
+        Title (default ``"<value_label> (%)"``) and colour-bar label (``"<value_label> (%)"``).
     row_label, col_label : str, optional
         Axis labels (default: the index and column names, else attacker/defender).
     colorbar : bool
     """
     ax = _axes(ax, (2.0 + 0.7 * wide.shape[1], 1.5 + 0.6 * wide.shape[0]))
-    values = wide.to_numpy(dtype=float)
+    values = 100 * wide.to_numpy(dtype=float)
     masked = np.ma.masked_invalid(values)
-    norm = TwoSlopeNorm(vmin=0.0, vcenter=0.5, vmax=1.0)
+    norm = TwoSlopeNorm(vmin=0.0, vcenter=50.0, vmax=100.0)
     import matplotlib
 
     cmap = matplotlib.colormaps[_CMAP].with_extremes(bad="#d9d9d9")  # grey: not fought
     image = ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto")
     small = max(wide.shape) > 10
     for (i, j), v in np.ndenumerate(values):
-        text = "–" if np.isnan(v) else f"{100 * v:.0f}" if small else f"{100 * v:.1f}"
-        dark = not np.isnan(v) and abs(v - 0.5) > 0.3
+        text = "–" if np.isnan(v) else f"{v:.0f}" if small else f"{v:.1f}"
+        dark = not np.isnan(v) and abs(v - 50) > 30
         ax.text(j, i, text, ha="center", va="center", fontsize=7 if small else 8,
                 color="white" if dark else "black")
-    ax.set_xticks(range(wide.shape[1]), [str(c) for c in wide.columns], rotation=45, ha="right")
-    ax.set_yticks(range(wide.shape[0]), [str(r) for r in wide.index])
+    tick_size = 8 if max(wide.shape) > 12 else 9
+    x_tick_labels(ax, range(wide.shape[1]), list(wide.columns), fontsize=tick_size)
+    ax.set_yticks(range(wide.shape[0]), [wrap_label(r, 24) for r in wide.index], fontsize=tick_size)
     ax.set_xlabel(col_label or (wide.columns.name or "defender"))
     ax.set_ylabel(row_label or (wide.index.name or "attacker"))
     ax.set_title(title or f"{value_label} (%)")
     if colorbar:
-        cbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-        cbar.set_label(f"{value_label} (0-1, white = 0.5)")
+        cbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, ticks=[0, 25, 50, 75, 100])
+        cbar.set_label(f"{value_label} (%; white = 50, an even fight)")
     return ax
-
-
-def _legend_above_data(ax: Axes, top: float, *, probability: bool = True, **kwargs: Any) -> None:
-    """A legend in the top of ``ax``, with the y range raised so that no data (up to ``top``) runs under it.
-
-    The legend's height is measured (in pixels, against the axes' height) and the
-    y limit set so that the data stay below it, with a margin for a later
-    ``tight_layout`` shrinking the axes. On a probability axis the ticks stop at 1.
-    """
-    legend = ax.legend(loc="upper right", **kwargs)
-    share = legend.get_window_extent().height / max(ax.get_window_extent().height, 1.0)
-    share = 1.25 * share + 0.04
-    if share < 0.75 and top > 0:
-        ax.set_ylim(0, top / (1.0 - share))
-    else:  # no room inside: put the legend under the axes instead
-        legend.remove()
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), **kwargs)
-    if probability:
-        ticks = [t for t in MaxNLocator(nbins=6).tick_values(0, 1) if t <= 1 + 1e-9]
-        ax.set_yticks(ticks)
 
 
 def _is_result(x: Any) -> bool:
     return hasattr(x, "tally") and hasattr(x, "ci95")
+
+
+def _side_names(result: Any) -> tuple[str, str]:
+    """How the two sides are named in labels: the unit names, or "attacker" / "defender" in a mirror match."""
+    if result.attacker == result.defender:
+        return "attacker", "defender"
+    return str(result.attacker), str(result.defender)
 
 
 @plain_text_plots
@@ -125,22 +120,28 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
     ----------
     data : FightResult, rankings frame, or matrix long frame
         * a :class:`sim.FightResult`: attacker win, draw, defender win (Wilson intervals);
+          a mirror match (a unit against itself) names the sides "attacker" and "defender";
         * a frame with ``unit, win_rate, draw_rate, loss_rate`` (``mean_win_rate`` or
           rankings): each unit's mean rates against the roster (``win_rate_lo/hi`` bars);
         * a frame with ``attacker, defender, p_attacker, p_defender, p_draw`` (pick a few
           rows): one group per matchup (``*_lo``/``*_hi`` bars when present).
+
+    The legend (for frames) sits to the right of the axes, never over a bar.
     """
     ax = _axes(ax)
     if _is_result(data):
-        labels = [f"{data.attacker} wins", "draw", f"{data.defender} wins"]
+        att, dfn = _side_names(data)
+        labels = [wrap_label(f"{att} wins", 22), "draw", wrap_label(f"{dfn} wins", 22)]
         keys = ["attacker", "draw", "defender"]
         p = np.array([data.win[k] for k in keys], dtype=float)
         ci = data.ci95
         err = np.array([[p[i] - ci[k][0] for i, k in enumerate(keys)], [ci[k][1] - p[i] for i, k in enumerate(keys)]])
-        ax.bar(range(3), p, yerr=err, capsize=4, color=[WIN, DRAW, LOSS])
+        ax.bar(range(3), p, yerr=np.clip(err, 0, None), capsize=4, color=[WIN, DRAW, LOSS])
         ax.set_xticks(range(3), labels)
         ax.set_xlabel("result")
-        ax.set_title(title or f"{data.attacker} (attacker) vs {data.defender} (defender), {data.trials:,} fights")
+        who = (f"{data.attacker} against itself (mirror match)" if data.attacker == data.defender
+               else f"{data.attacker} (attacker) vs {data.defender} (defender)")
+        ax.set_title(title or wrap_label(f"{who}, {data.trials:,} fights", 70))
         ax.set_ylabel("probability")
         ax.set_ylim(0, 1)
         return ax
@@ -167,12 +168,12 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
             err = np.clip(err, 0, None)
         ax.bar(x + (k - 1) * width, values, width, yerr=err, capsize=2 if err is not None else 0, color=colour,
                label=label)
-    ax.set_xticks(x, names, rotation=45 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
+    x_tick_labels(ax, x, names, width=18, fontsize=8 if len(names) > 10 else 9)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("probability")
     ax.set_ylim(0, 1)
     ax.set_title(title or default_title)
-    ax.legend(loc="upper right", fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
@@ -183,6 +184,7 @@ def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | No
     Parameters
     ----------
     result : sim.FightResult
+        A mirror match names the sides "attacker" and "defender" (not the unit twice).
     """
     ax = _axes(ax)
     unit = result.ruleset.damage_unit
@@ -191,20 +193,23 @@ def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | No
     k = max(len(to_def), len(to_att), 1)
     x = np.arange(k)
     width = 0.4
-    for offset, dist, colour, side, name in ((-0.2, to_def, WIN, "defender", result.defender),
-                                            (0.2, to_att, LOSS, "attacker", result.attacker)):
+    att, dfn = _side_names(result)
+    mirror = result.attacker == result.defender
+    for offset, dist, colour, side, name in ((-0.2, to_def, WIN, "defender", dfn), (0.2, to_att, LOSS, "attacker", att)):
         mean, se = result.damage(side)
+        who = f"the {side}" if mirror else f"{name} ({side})"
         ax.bar(x[: len(dist)] + offset, dist, width, color=colour,
-               label=f"to {name} ({side}): mean {mean:.2f} ± {1.96 * se:.2f}")
+               label=f"to {who}: mean {mean:.2f} ± {1.96 * se:.2f}")
     ax.set_xlabel(f"damage taken ({unit})")
     ax.set_ylabel("probability")
     if k <= 20:
         ax.set_xticks(x)
     else:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(title or f"Damage distributions: {result.attacker} vs {result.defender}")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # damage comes in whole units
+    ax.set_title(title or wrap_label(f"Damage distributions: {result.attacker} "
+                                     + ("against itself (mirror match)" if mirror else f"vs {result.defender}"), 60))
     top = max([float(np.max(d)) for d in (to_def, to_att) if len(d)], default=0.0)
-    _legend_above_data(ax, top, fontsize=8)
+    legend_above_data(ax, top, fontsize=8)
     return ax
 
 
@@ -217,29 +222,42 @@ def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = No
     ----------
     results : FightResult or sequence of FightResult
     labels : sequence of str, optional
-        Legend entries (default ``"attacker vs defender"``).
+        Legend entries (default ``"attacker vs defender"``; a mirror match ``"attacker vs defender (X)"``).
 
     Notes
     -----
     A fight is over when it ends (a side broken, destroyed...) or its rounds run out; with
     ``rounds="end"`` fights still going at ``max_rounds`` are counted at the cap (draws).
+    Past ten curves the colours come from a 20-colour map (then dashes), so no two
+    curves look alike; the legend sits to the right of the axes.
     """
     ax = _axes(ax)
     seq = [results] if _is_result(results) else list(results)
+    styles = line_styles(len(seq))
+    last = 0
     for i, r in enumerate(seq):
         dist = r.rounds_distribution()
         cdf = np.cumsum(dist)
         k = np.arange(len(dist))
-        label = labels[i] if labels is not None else f"{r.attacker} vs {r.defender}"
+        if labels is not None:
+            label = labels[i]
+        elif r.attacker == r.defender:
+            label = f"attacker vs defender ({r.attacker})"
+        else:
+            label = f"{r.attacker} vs {r.defender}"
         mr, _ = r.mean_rounds
-        ax.step(k, cdf, where="post", label=f"{label} (mean {mr:.2f})")
+        ax.step(k, cdf, where="post", label=f"{label} (mean {mr:.2f})", **styles[i])
+        done = np.flatnonzero(cdf < 1 - 1e-9)
+        last = max(last, int(done[-1]) + 1 if len(done) else 0, 1)
     ax.set_xlabel("rounds fought")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
+    if seq:
+        ax.set_xlim(-0.5, last + 1)  # up to the last round any fight lasted, not the whole cap
     ax.set_ylabel("P(fight over by this round)")
     ax.set_ylim(0, 1.02)
     ax.set_title(title or "Rounds to resolution (cumulative)")
     if seq:
-        ax.legend(fontsize=7, loc="lower right")
+        legend_outside(ax, fontsize=7)
     return ax
 
 
@@ -256,14 +274,18 @@ def sweep_curves(sweep: pd.DataFrame, ax: Axes | None = None, *, title: str | No
         Name of the swept field for the x label (default ``sweep.attrs["field"]``).
     y : str
         Column to plot (``p_win``; ``{y}_lo``/``{y}_hi`` give the band when present).
+
+    Distinct colours past ten opponents (see :func:`line_styles`); the legend sits to
+    the right of the axes.
     """
     ax = _axes(ax)
     frame = pd.DataFrame(sweep)
-    groups = frame.groupby("opponent", sort=False) if "opponent" in frame else [("", frame)]
-    for name, g in groups:
+    groups = list(frame.groupby("opponent", sort=False)) if "opponent" in frame else [("", frame)]
+    styles = line_styles(len(groups))
+    for (name, g), style in zip(groups, styles):
         g = g.sort_values("value")
         x = pd.to_numeric(g["value"], errors="coerce").to_numpy(float)
-        line = ax.plot(x, g[y].to_numpy(float), marker="o", ms=3, label=str(name) or y)[0]
+        line = ax.plot(x, g[y].to_numpy(float), marker="o", ms=3, label=str(name) or y, **style)[0]
         if f"{y}_lo" in g and f"{y}_hi" in g:
             ax.fill_between(x, g[f"{y}_lo"].to_numpy(float), g[f"{y}_hi"].to_numpy(float),
                             color=line.get_color(), alpha=0.2, linewidth=0)
@@ -275,14 +297,14 @@ def sweep_curves(sweep: pd.DataFrame, ax: Axes | None = None, *, title: str | No
     ax.set_xlabel(f"{field} (stat value)")
     ax.set_ylabel("P(win)" if y == "p_win" else y)
     ax.set_title(title or f"Sweep of {field}: P(win) with 95% bands")
-    ax.legend(title="opponent", fontsize=7)
+    legend_outside(ax, title="opponent", fontsize=7)
     return ax
 
 
 @plain_text_plots
 def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                   value: str | None = None) -> Axes:
-    """Units ranked by strength with 95% intervals (horizontal error bars).
+    """Units ranked by strength with 95% intervals (horizontal error bars; no legend to cover them).
 
     Parameters
     ----------
@@ -301,8 +323,8 @@ def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str 
     v = frame[value].to_numpy(float)
     err = np.clip(np.vstack([v - frame[lo_col].to_numpy(float), frame[hi_col].to_numpy(float) - v]), 0, None)
     y = np.arange(len(frame))
-    ax.errorbar(v, y, xerr=err, fmt="o", color=WIN, ecolor="black", capsize=3, label=f"{value} with 95% interval")
-    ax.set_yticks(y, list(frame["unit"]))
+    ax.errorbar(v, y, xerr=err, fmt="o", color=WIN, ecolor="black", capsize=3)
+    ax.set_yticks(y, [wrap_label(u, 28) for u in frame["unit"]])
     if value == "strength":
         ax.axvline(0, color="black", lw=0.6, ls=":")
         ax.set_xlabel("Bradley-Terry strength (logit; 0 = roster average)")
@@ -310,60 +332,75 @@ def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str 
         ax.axvline(0.5, color="black", lw=0.6, ls=":")
         ax.set_xlabel(f"{value} (probability)")
     ax.set_ylabel("unit")
-    ax.set_title(title or "Ranking with 95% intervals")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(title or "Ranking: estimate (dot) with its 95% interval (bar)")
     return ax
 
 
 @plain_text_plots
 def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None) -> Axes:
-    """Actual points against suggested fair points, with 95% intervals; flagged units in red.
+    """Each unit's points (black bar) against its fair price with 95% interval (dot and line); flagged in red.
+
+    One row per unit, so no name can run into another. The points axis is
+    logarithmic (fair costs are multiplicative) with plain-number ticks. A price or
+    bound beyond the roster's range (``beyond``: an extrapolation) is drawn as an
+    arrow at the edge of the axis.
 
     Parameters
     ----------
     fair : DataFrame
         ``unit, points, fair_points, fair_lo, fair_hi, flagged`` (``balance.fair_points``).
     """
-    ax = _axes(ax)
     frame = pd.DataFrame(fair)
-    if len(frame):  # drawable on log axes: positive and not absurdly far apart
-        pts, fair_pts = frame["points"].astype(float), frame["fair_points"].astype(float)
-        frame = frame[(pts > 0) & (pts < 1e12) & (fair_pts > 0) & (fair_pts < 1e12)]
-    if not len(frame):
-        ax.text(0.5, 0.5, "no fair-points suggestion\n(units without distinct points)", ha="center",
+    if len(frame):
+        frame = frame[pd.to_numeric(frame["points"], errors="coerce") > 0]
+    ax = _axes(ax, (6.4, 1.4 + 0.38 * max(len(frame), 1)))
+    fair_pts = pd.to_numeric(frame["fair_points"], errors="coerce") if len(frame) else pd.Series(dtype=float)
+    beyond = frame["beyond"].fillna("").astype(str) if "beyond" in frame else pd.Series("", index=frame.index)
+    if not len(frame) or (fair_pts.isna() & (beyond == "")).all():
+        ax.text(0.5, 0.5, "no fair-price suggestion\n(units without distinct points)", ha="center",
                 va="center", transform=ax.transAxes)
+        ax.set_yticks([])
     else:
-        x = frame["points"].to_numpy(float)
-        y = frame["fair_points"].to_numpy(float)
-        lo = frame["fair_lo"].to_numpy(float)
-        hi = frame["fair_hi"].to_numpy(float)
+        frame = frame.iloc[::-1]  # first unit at the top
+        pts = frame["points"].to_numpy(float)
+        y = np.arange(len(frame))
+        cols = [pd.to_numeric(frame[c], errors="coerce").to_numpy(float) for c in ("fair_points", "fair_lo", "fair_hi")]
+        fair_v, lo, hi = cols
+        known = np.concatenate([pts, fair_v, lo, hi])
+        known = known[np.isfinite(known) & (known > 0)]
+        left, right = float(known.min()) / 1.4, float(known.max()) * 1.4
         flagged = frame["flagged"].to_numpy(bool)
-        # bars within six decades of the point (NaN and infinite ends stay as they are: no bar)
-        lo = np.where(np.isfinite(lo), np.clip(lo, y / 1e6, y), lo)
-        hi = np.where(np.isfinite(hi), np.clip(hi, y, y * 1e6), hi)
-        err = np.nan_to_num(np.clip(np.vstack([y - lo, hi - y]), 0, None), posinf=0.0)
-        err[0] = np.minimum(err[0], 0.999 * y)  # keep log-scale bars above zero
-        for mask, colour, label in ((~flagged, WIN, "within uncertainty"), (flagged, LOSS, "flagged: re-cost")):
-            if mask.any():
-                ax.errorbar(x[mask], y[mask], yerr=err[:, mask], fmt="o", color=colour, ecolor=colour, capsize=3,
-                            label=label)
-        for xi, yi, name in zip(x, y, frame["unit"]):
-            ax.annotate(str(name), (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
-        # log-log: fair costs are multiplicative; very long interval tails (a weak points-strength
-        # line) may leave the frame
-        finite = np.concatenate([x, y])
-        finite = finite[np.isfinite(finite) & (finite > 0)]
-        lo_lim = float(finite.min()) / 1.5
-        hi_lim = float(finite.max()) * 1.5
-        ax.plot([lo_lim, hi_lim], [lo_lim, hi_lim], color="black", lw=0.8, ls="--", label="fair = actual")
+        above = beyond[::-1].str.contains("estimate above").to_numpy()
+        colours = np.where(flagged, LOSS, WIN)
+        for i in range(len(frame)):
+            a = lo[i] if np.isfinite(lo[i]) else left
+            b = hi[i] if np.isfinite(hi[i]) else right
+            if np.isfinite(fair_v[i]) or np.isfinite(lo[i]) or np.isfinite(hi[i]):
+                ax.hlines(y[i], a, b, color=colours[i], lw=2)
+            if np.isfinite(fair_v[i]):
+                ax.plot(fair_v[i], y[i], "o", color=colours[i], ms=6)
+            else:  # extrapolation: an arrow at the edge it lies beyond
+                ax.plot(right if above[i] else left, y[i], ">" if above[i] else "<", color=colours[i], ms=8)
+            for end, finite, mark in ((left, np.isfinite(lo[i]), "<"), (right, np.isfinite(hi[i]), ">")):
+                if not finite and (np.isfinite(fair_v[i]) or np.isfinite(lo[i]) or np.isfinite(hi[i])):
+                    ax.plot(end, y[i], mark, color=colours[i], ms=6)
+        ax.plot(pts, y, "|", color="black", ms=14, mew=2)
         ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(lo_lim, hi_lim)
-        ax.set_ylim(lo_lim, hi_lim)
-        ax.legend(fontsize=8, loc="upper left")
-    ax.set_xlabel("actual points (log scale)")
-    ax.set_ylabel("suggested fair points, 95% interval (log scale)")
-    ax.set_title(title or "Points: actual vs fair")
+        ax.set_xlim(left, right)
+        plain_log_axis(ax.xaxis, (left, right))
+        ax.set_yticks(y, [wrap_label(u, 28) for u in frame["unit"]])
+        ax.set_ylim(-0.7, len(frame) - 0.3)
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color="black", marker="|", ls="", ms=12, mew=2, label="points now"),
+                   Line2D([], [], color=WIN, marker="o", lw=2, label="fair price, 95% interval"),
+                   Line2D([], [], color=LOSS, marker="o", lw=2, label="flagged: re-cost")]
+        if not (np.isfinite(fair_v) & np.isfinite(lo) & np.isfinite(hi)).all():
+            handles.append(Line2D([], [], color=DRAW, marker=">", ls="", label="beyond the roster's range"))
+        legend_outside(ax, handles=handles, fontsize=8)
+    ax.set_xlabel("points (log scale)")
+    ax.set_ylabel("unit")
+    ax.set_title(title or "Points now against fair price")
     return ax
 
 
@@ -409,5 +446,5 @@ def interpretation_bars(frame: pd.DataFrame, ax: Axes | None = None, *, value: s
     ax.set_xlabel(group)
     ax.set_ylabel(value)
     ax.set_title(title or f"{value} under each setting")
-    _legend_above_data(ax, top, probability=top <= 1, fontsize=8, title=series, ncol=min(len(settings), 3))
+    legend_above_data(ax, top, probability=top <= 1, fontsize=8, title=series, ncol=min(len(settings), 3))
     return ax

@@ -40,14 +40,15 @@ def _labelled(ax, legend=True):
         assert ax.get_legend() is not None
 
 
-def test_heatmap_numbers_and_diverging_palette_centred_on_half():
+def test_heatmap_numbers_and_diverging_palette_centred_on_an_even_fight():
     wide = pd.DataFrame([[0.5, 0.9, np.nan], [0.1, 0.5, 0.25], [0.3, 0.7, 0.5]], index=list("ABC"), columns=list("ABC"))
     ax = _new_ax()
     before = plt.get_fignums()
     out = plots.matrix_heatmap(wide, ax=ax)
     assert out is ax and plt.get_fignums() == before  # drew on the given Axes, made no figure
     norm = ax.images[0].norm
-    assert isinstance(norm, TwoSlopeNorm) and norm.vcenter == 0.5 and (norm.vmin, norm.vmax) == (0, 1)
+    # cells, colour bar and title all in percent: 0-100, white at 50
+    assert isinstance(norm, TwoSlopeNorm) and norm.vcenter == 50 and (norm.vmin, norm.vmax) == (0, 100)
     texts = [t.get_text() for t in ax.texts]
     assert len(texts) == 9 and "90.0" in texts and "–" in texts
     assert ax.get_xlabel() == "defender" and ax.get_ylabel() == "attacker" and ax.get_title()
@@ -111,7 +112,7 @@ def test_ranking_chart_sorted_with_intervals():
     ranks = pd.DataFrame({"unit": ["A", "B", "C"], "strength": [0.1, 0.5, -0.6], "strength_lo": [0.0, 0.4, -0.7],
                           "strength_hi": [0.2, 0.6, -0.5]})
     ax = plots.ranking_chart(ranks, ax=_new_ax())
-    _labelled(ax)
+    _labelled(ax, legend=False)  # the title says what dot and bar are: no legend to cover an interval
     assert [t.get_text() for t in ax.get_yticklabels()] == ["C", "A", "B"]
 
 
@@ -121,6 +122,7 @@ def test_points_chart_marks_flagged_units():
     ax = plots.points_chart(fair, ax=_new_ax())
     _labelled(ax)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert "flagged: re-cost" in labels and "fair = actual" in labels
+    assert "flagged: re-cost" in labels and "points now" in labels
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["B", "A"]  # one row per unit, first at the top
     empty = plots.points_chart(fair.iloc[0:0], ax=_new_ax())
     assert empty.get_title() and empty.texts
