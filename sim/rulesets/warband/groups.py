@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 
 from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ...ruleset import END, Rounds
-from .phases import _bits, _chunks, _low, hub_phase, pairs, stars
+from .phases import _bits, _chunks, _low, hub_phase, pair_rows, pairs, stars
 
 __all__ = ["simulate_groups"]
 
@@ -85,6 +85,8 @@ class _Fights:
             self.degree[na + j] += 1
         self.fled = np.zeros((2, n), np.int16) if kp.all_alone else None   # wounds left of fled warriors
         self.ids = np.arange(n)
+        #: pair-table rows by state bytes, by round kind (see :func:`.phases.pair_rows`)
+        self.pair_rows = None if kp.groups.pair is None else (pair_rows(kp, 0), pair_rows(kp, 1))
 
     @property
     def m(self) -> int:
@@ -311,9 +313,10 @@ def _fuse(kp, st: _Fights, cls, first: bool, rng: np.random.Generator) -> NDArra
     rk = 1 if first else 0
     flat = (st.code.reshape(-1), st.contacts.reshape(-1), st.degree.reshape(-1), cls.reshape(-1))
     pair_e = np.flatnonzero(pair[st.rows[0]])
-    if g.pair is not None:
+    if g.pair is not None and pair_e.size:
+        state = st.code * np.int8(3) + cls                # state bytes: code and class in one
         for c in _chunks(pair_e):
-            pairs(kp, st, c, flat, rk, rng)
+            pairs(kp, st, c, (*flat[:3], state.reshape(-1)), rk, rng)
     elif pair_e.size:
         for c in _chunks(pair_e):                       # a pair is a star with one leaf
             hub_phase(kp, st, 0, c, *flat, rk, rng)
