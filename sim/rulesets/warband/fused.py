@@ -10,7 +10,9 @@ names, counts, points and Leadership.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
 
 from .stars import star_table
 from .strikes import CodeTable, PairTable, StrikeTable, code_table, pair_table, strike_table
@@ -45,17 +47,32 @@ def _profile(u: WarbandUnit) -> WarbandUnit:
     return replace(u, name="", count=1, points=None, ld=None)
 
 
+def _same_blows(x, y) -> bool:
+    """Whether two ``Blows`` strike alike (their fields equal; the derived one-attack table aside)."""
+    return all(np.array_equal(getattr(x, f.name), getattr(y, f.name)) for f in fields(x) if f.name != "single")
+
+
 def group_tables(sides, blows) -> GroupTables:
-    """Strike and pair tables of the group kernel (re-engaging by a charge, both sides two or more)."""
+    """Strike and pair tables of the group kernel (re-engaging by a charge, both sides two or more).
+
+    When both sides strike alike in round 1 and later (no heavy weapon's first-round Strength),
+    the round-1 tables are the later rounds' (built once: the star tables are the costly part).
+    """
     strike = tuple(tuple(strike_table(b, sides[1 - k], b.n == 1) for b in blows[k]) for k in (0, 1))
+    kinds = (0,) if all(_same_blows(*blows[k]) for k in (0, 1)) else (0, 1)
     pair = None
     if all(b.n == 1 for pair_ in blows for b in pair_):
-        pair = tuple(pair_table(strike[0][r], strike[1][r]) for r in (0, 1))
-    joint = tuple(code_table((strike[0][r], strike[1][r])) for r in (0, 1))
+        pair = _by_kind([pair_table(strike[0][r], strike[1][r]) for r in kinds])
+    joint = _by_kind([code_table((strike[0][r], strike[1][r])) for r in kinds])
     star = None
     if pair is not None:
-        star = tuple(tuple(star_table(strike[k][r], strike[1 - k][r]) for r in (0, 1)) for k in (0, 1))
+        star = tuple(_by_kind([star_table(strike[k][r], strike[1 - k][r]) for r in kinds]) for k in (0, 1))
     return GroupTables(strike, pair, joint, star)
+
+
+def _by_kind(tables: list) -> tuple:
+    """Tables by round kind (0 later rounds, 1 round 1) from those of ``kinds``: one shared, or two."""
+    return (tables[0], tables[-1])
 
 
 def cached_group_tables(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, sides, blows) -> GroupTables:

@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 
 from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ...ruleset import END, Rounds
-from .phases import _bits, _chunks, _low, hub_phase, pairs, stars
+from .phases import _bits, _chunks, _low, hub_phase, pair_rows, pairs, stars
 
 __all__ = ["simulate_groups"]
 
@@ -85,6 +85,8 @@ class _Fights:
             self.degree[na + j] += 1
         self.fled = np.zeros((2, n), np.int16) if kp.all_alone else None   # wounds left of fled warriors
         self.ids = np.arange(n)
+        #: pair-table rows by state bytes, by round kind (see :func:`.phases.pair_rows`)
+        self.pair_rows = None if kp.groups.pair is None else (pair_rows(kp, 0), pair_rows(kp, 1))
 
     @property
     def m(self) -> int:
@@ -226,35 +228,40 @@ def _charge(kp, st: _Fights, act: int):
     In index order, each charges the enemy not out of action with the fewest opponents in contact
     (lowest index on ties), counting those placed before it. Returns (charged, was_charged) masks
     of the active and the other side's warriors, or None if nobody charges.
+
+    The fights with a charger are played in waves (the t-th charger of every such fight at once),
+    on one key matrix of their enemies (contacts, then index; out of action last) gathered once.
     """
     A, F = st.rows[act], st.rows[1 - act]
     free = (st.code[A] <= st.W[act]) & (st.degree[A] == 0)
     if not free.any():
         return None
     free &= st.live(1 - act)
-    e = np.flatnonzero(free)
-    if not e.size:
+    cols = np.flatnonzero(free.any(0))
+    if not cols.size:
         return None
-    m, n_foe, first_foe = st.m, F.stop - F.start, F.start
-    i, f = e // m, e % m
-    bounds = np.searchsorted(i, np.arange(A.stop - A.start + 1))
-    index = np.arange(n_foe, dtype=np.int16)[:, None]
+    m, n_me, n_foe = st.m, A.stop - A.start, F.stop - F.start
+    key = np.take(st.degree[F], cols, 1).astype(np.int32) * 64 + np.arange(n_foe, dtype=np.int32)[:, None]
+    key += (np.take(st.code[F], cols, 1) == st.W[1 - act] + 3) * np.int32(1 << 20)
+    e = np.flatnonzero(np.take(free, cols, 1).T)          # chargers grouped by fight, index ascending
+    c, k = e // n_me, e % n_me
+    start = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    rank = np.arange(e.size) - np.repeat(start, np.diff(np.r_[start, e.size]))
     was = np.zeros((n_foe, m), bool)
-    out_code = st.W[1 - act] + 3
     cont, deg = st.contacts.reshape(-1), st.degree.reshape(-1)
-    for k in range(A.stop - A.start):                   # one warrior index at a time: order within a fight
-        ff = f[bounds[k]:bounds[k + 1]]
-        if not ff.size:
-            continue
-        load = np.take(st.degree[F], ff, 1).astype(np.int16) + 1024 * (np.take(st.code[F], ff, 1) == out_code)
-        j = (load * 64 + index).min(0) & 63
-        me = A.start + k
-        st.contacts[me, ff] |= np.left_shift(1, j).astype(np.int32)
-        st.degree[me, ff] = 1
-        ij = (first_foe + j) * m + ff
-        cont[ij] |= np.int32(1 << k)
-        deg[ij] += 1
-        was.reshape(-1)[j * m + ff] = True
+    for t in range(int(rank.max()) + 1):
+        w = np.flatnonzero(rank == t) if t else start
+        cw, kw = c[w], k[w]
+        j = np.take(key, cw, 1).min(0) & 63
+        key[j, cw] += 64
+        f = cols[cw]
+        me = (A.start + kw) * m + f
+        cont[me] |= np.left_shift(1, j)
+        deg[me] = 1
+        foe = (F.start + j) * m + f
+        cont[foe] |= np.left_shift(1, kw).astype(np.int32)
+        deg[foe] += 1
+        was.reshape(-1)[j * m + f] = True
     return free, was
 
 
@@ -311,9 +318,10 @@ def _fuse(kp, st: _Fights, cls, first: bool, rng: np.random.Generator) -> NDArra
     rk = 1 if first else 0
     flat = (st.code.reshape(-1), st.contacts.reshape(-1), st.degree.reshape(-1), cls.reshape(-1))
     pair_e = np.flatnonzero(pair[st.rows[0]])
-    if g.pair is not None:
+    if g.pair is not None and pair_e.size:
+        state = st.code * np.int8(3) + cls                # state bytes: code and class in one
         for c in _chunks(pair_e):
-            pairs(kp, st, c, flat, rk, rng)
+            pairs(kp, st, c, (*flat[:3], state.reshape(-1)), rk, rng)
     elif pair_e.size:
         for c in _chunks(pair_e):                       # a pair is a star with one leaf
             hub_phase(kp, st, 0, c, *flat, rk, rng)

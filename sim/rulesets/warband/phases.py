@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from .stars import pattern
 
-__all__ = ["CHUNK", "pairs", "stars", "hub_phase"]
+__all__ = ["CHUNK", "pair_rows", "pairs", "stars", "hub_phase"]
 
 
 def _bits(mask: NDArray[np.bool_]) -> NDArray[np.int32]:
@@ -41,23 +41,41 @@ def _low(x: NDArray[np.int32]) -> NDArray[np.intp]:
     return np.bitwise_count((x & -x) - 1).astype(np.intp)
 
 
+def pair_rows(kp, rk: int) -> NDArray[np.float64]:
+    """Pair-table row of every (attacker's state byte, defender's state byte), as a float.
+
+    A state byte is ``code * 3 + class`` (see :func:`pairs`); the row also folds in the order
+    mode, which only depends on the two classes (Initiative is fixed per side). A float, so
+    that :meth:`.strikes.Alias.sample` adds the uniform to it exactly as to an integer row.
+    """
+    pt = kp.groups.pair[rk]
+    ia, id_ = kp.sides[0].i, kp.sides[1].i
+    na_codes, nd_codes = pt.n_codes_a, pt.n_codes_d
+    ca, cls_a, cd, cls_d = np.meshgrid(np.arange(na_codes), np.arange(3), np.arange(nd_codes), np.arange(3),
+                                       indexing="ij")
+    ka, kd = cls_a * 64 - ia, cls_d * 64 - id_
+    mode = (ka > kd) + 2 * (ka == kd)                   # 0 a first, 1 d first, 2 roll-off
+    return pt.row(ca, cd, mode).astype(np.float64).reshape(3 * na_codes, 3 * nd_codes)
+
+
 def pairs(kp, st, e, flat, rk: int, rng: np.random.Generator) -> None:
-    """Isolated pairs (one attack a side), by their attacking warriors ``e``: one draw each."""
+    """Isolated pairs (one attack a side), by their attacking warriors ``e``: one draw each.
+
+    ``flat[3]`` holds each warrior's state byte ``code * 3 + class``, so the table row is one
+    lookup in ``st.pair_rows[rk]`` (:func:`pair_rows`) instead of arithmetic on four gathers.
+    """
     if not e.size:
         return
     na, m = st.na, st.m
-    code, cont, deg, c = flat
-    f = e % m
-    ed = (_low(st.contacts.reshape(-1)[e]) + na) * m + f
-    ca, cd = code[e], code[ed]
-    ka = c[e] * np.int16(64) - kp.sides[0].i
-    kd = c[ed] * np.int16(64) - kp.sides[1].i
-    mode = (ka > kd).view(np.int8) + 2 * (ka == kd).view(np.int8)     # 0 a first, 1 d first, 2 roll-off
+    code, cont, deg, sb = flat
+    # the defender: a pair's only contact is one bit, whose index is the number of ones below it
+    ed = (np.bitwise_count(cont[e] - 1).astype(np.intp) + na) * m + e % m
+    lut = st.pair_rows[rk]
+    row = np.take(lut.reshape(-1), sb[e].astype(np.intp) * lut.shape[1] + sb[ed])
     pt = kp.groups.pair[rk]
-    pick = pt.table.sample(pt.row(ca, cd, mode), rng.random(e.size))
-    new_a, new_d = np.take(pt.new_a, pick), np.take(pt.new_d, pick)
-    code[e], code[ed] = new_a, new_d
-    broken = np.flatnonzero((new_a == st.W[0] + 3) | (new_d == st.W[1] + 3))
+    pick = pt.table.sample(row, rng.random(e.size))
+    code[e], code[ed] = np.take(pt.new_a, pick), np.take(pt.new_d, pick)
+    broken = np.flatnonzero(np.take(pt.broken, pick))
     if broken.size:
         for x in (cont, deg):
             x[e[broken]] = 0

@@ -241,13 +241,16 @@ class PairTable:
     """The phase of an isolated pair (attacking side's warrior ``a``, defending side's ``d``), one draw.
 
     Row ``(code_a * (Wd + 3) + code_d) * 3 + mode`` for codes below out of action and an order
-    mode (:data:`A_FIRST`, :data:`D_FIRST`, :data:`TIE`); outcome ``new_a``, ``new_d``.
+    mode (:data:`A_FIRST`, :data:`D_FIRST`, :data:`TIE`); outcome ``new_a``, ``new_d``, and
+    ``broken`` (one of them is out of action: the pair's contact goes).
     """
 
     n_codes_d: int
     table: Alias
     new_a: NDArray[np.int8]
     new_d: NDArray[np.int8]
+    n_codes_a: int = 0
+    broken: NDArray[np.bool_] | None = None
 
     def row(self, code_a, code_d, mode) -> NDArray[np.intp]:
         return (code_a.astype(np.intp) * self.n_codes_d + code_d) * 3 + mode
@@ -302,7 +305,7 @@ def pair_table(a_on_d: StrikeTable, d_on_a: StrikeTable) -> PairTable:
     table, slots = _alias(rows)
     new_a = np.array([k[0] for row in slots for k in row], np.int8)
     new_d = np.array([k[1] for row in slots for k in row], np.int8)
-    return PairTable(Wd + 3, table, new_a, new_d)
+    return PairTable(Wd + 3, table, new_a, new_d, Wa + 3, (new_a == Wa + 3) | (new_d == Wd + 3))
 
 
 assert (KNOCKED_DOWN, STUNNED, OUT_OF_ACTION) == (1, 2, 3)   # codes W + status rely on these values
