@@ -141,6 +141,12 @@ def _mix(rep: Any) -> Finding:
     if not len(nash):
         parts.append("not defined (too few cells fought)")
     parts.append(".")
+    if rep.matrix.budget is None and not getattr(rep.ruleset, "fields_copies", True):
+        # A designer reading "buy the dearest unit" here needs to know cost never entered the fight.
+        parts.append(f" {rep.ruleset.id} cannot field copies ({rep.ruleset.copies_refusal}), so this matrix ignores "
+                     "cost and dearer units win here by design; cost enters only through the ")
+        parts.append(Link("fair prices", "fair-points", "fair-points"))
+        parts.append(" below.")
     return Finding("Equilibrium", tuple(parts))
 
 

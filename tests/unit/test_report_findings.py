@@ -96,3 +96,15 @@ def test_no_prices_says_so_in_one_bullet():
     f = _by_title(findings(_report(empty)))
     assert "none could be computed" in _text(f["Fair prices"].parts)
     assert "Over-priced" not in f and "Under-priced" not in f
+
+
+def test_a_ruleset_without_copies_says_its_matrix_ignores_cost():
+    """Mecha fights one suit a side: its equilibrium finding must not read as advice to buy the dearest suit."""
+    rep = _report(FAIR)
+    rep.matrix.budget = None
+    rep.ruleset = SimpleNamespace(id="mecha", fields_copies=False, copies_refusal="a side is always one unit")
+    text = _text(_by_title(findings(rep))["Equilibrium"].parts)
+    assert text.startswith("one unit a side")
+    assert "mecha cannot field copies (a side is always one unit)" in text and "ignores cost" in text
+    rep.ruleset = SimpleNamespace(id="duel", fields_copies=True, copies_refusal="")
+    assert "cannot field copies" not in _text(_by_title(findings(rep))["Equilibrium"].parts)
