@@ -59,7 +59,7 @@ INTERVALS = (
 FAIR_POINTS_MODEL = FAIR_PRICE_DEFINITION + " " + COPIES_MODEL + " " + CALIBRATION_MODEL
 
 FAIR_COLUMNS = ["unit", "points", "copies", "fair_points", "fair_lo", "fair_hi", "ratio", "flagged", "verdict",
-                "beyond", "method", "note"]
+                "beyond", "method", "note", "fielded"]
 
 #: Bootstrap replicates behind each interval.
 REPLICATES = 400
@@ -110,7 +110,11 @@ def _row(unit: str, points: float, copies: int | None, fair: float, lo: float, h
     if priced and not (math.isnan(lo) and math.isnan(hi)):
         verdict = ("overpriced" if points > hi_cmp * (1 + 1e-9) else
                    "underpriced" if points < lo_cmp * (1 - 1e-9) else "fair")
-    return {"unit": unit, "points": points if priced else math.nan, "copies": copies, "fair_points": shown,
+    # Points on the table: whole copies leave part of a budget unspent, a handicap the matrix carries and the
+    # (per point) fair price does not, so the report can say which units it hits.
+    fielded = copies * points if priced and copies else math.nan
+    return {"unit": unit, "points": points if priced else math.nan, "copies": copies, "fielded": fielded,
+            "fair_points": shown,
             "fair_lo": lo_s, "fair_hi": hi_s, "ratio": shown / points if priced else math.nan,
             "flagged": verdict in ("overpriced", "underpriced"), "verdict": verdict, "beyond": "; ".join(beyond),
             "method": method, "note": note}

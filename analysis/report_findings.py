@@ -204,6 +204,27 @@ def _noise(rep: Any) -> list[Finding]:
     return out
 
 
+#: A unit fielding less than this share of the budget is named in the "Unspent points" finding.
+UNSPENT_SHARE = 0.95
+
+
+def _unspent(rep: Any) -> Finding | None:
+    """Units whose whole copies leave a tenth or so of the budget unspent: the matrix handicaps them, prices do not."""
+    budget, fp = rep.matrix.budget, rep.balance.fair_points
+    if budget is None or "fielded" not in fp or not len(fp):
+        return None
+    fielded = pd.to_numeric(fp["fielded"], errors="coerce")
+    short = fp[fielded < UNSPENT_SHARE * float(budget)]
+    if not len(short):
+        return None
+    parts: list[Any] = [f"at {fmt(budget, 'points')} points a side, whole copies leave "]
+    for k, (i, r) in enumerate(short.iterrows()):
+        parts += [", " if k else "", f"{r['unit']} with ", _fair_link(fmt(r["fielded"], "points"), i)]
+    parts.append(" points on the table. Their matrix cells, rankings and Nash weights carry that handicap; their "
+                 "fair prices are per point and do not (a price that divides the budget spends it all).")
+    return Finding("Unspent points", tuple(parts))
+
+
 def _baseline(rep: Any) -> Finding | None:
     diff = getattr(rep, "baseline", None)
     if diff is None:
@@ -256,7 +277,7 @@ def _next_steps(rep: Any) -> Finding:
 def findings(rep: Any) -> list[Finding]:
     """The findings of a built :class:`analysis.report.Report`, in reading order."""
     out: list[Finding] = [_mix(rep), *_pricing(rep)]
-    for extra in (_dominated(rep), _cycles(rep), *_noise(rep), _baseline(rep)):
+    for extra in (_dominated(rep), _cycles(rep), _unspent(rep), *_noise(rep), _baseline(rep)):
         if extra is not None:
             out.append(extra)
     out.append(_next_steps(rep))

@@ -307,6 +307,7 @@ FAIR_POINTS = (
     Column("unit", "Unit"),
     Column("points", "Points", "points"),
     Column("copies", "Copies", "int", help="copies fielded at the budget"),
+    Column("fielded", "Fielded", "points", help="points on the table: copies x points (whole copies)"),
     Column("fair_points", "Fair price", "points", ("fair_lo", "fair_hi"),
            help="the points at which the unit would score 50% against the roster at equal points"),
     Column("ratio", "Fair ÷ points", "ratio"),

@@ -108,3 +108,13 @@ def test_a_ruleset_without_copies_says_its_matrix_ignores_cost():
     assert "mecha cannot field copies (a side is always one unit)" in text and "ignores cost" in text
     rep.ruleset = SimpleNamespace(id="duel", fields_copies=True, copies_refusal="")
     assert "cannot field copies" not in _text(_by_title(findings(rep))["Equilibrium"].parts)
+
+
+def test_units_whole_copies_leave_short_of_the_budget_are_named():
+    # budget 500: Cheap 25 x 20 = 500 spent; Dear 2 x 240 = 480 (96%, not named); Pricey 4 x 120 = 480; Steep 5 x 100
+    fair = FAIR.assign(fielded=[500.0, 480.0, 500.0, 480.0, 480.0, 450.0])
+    f = _by_title(findings(_report(fair)))
+    text = _text(f["Unspent points"].parts)
+    assert "Steep with 450" in text
+    assert "Cheap" not in text and "Dear" not in text  # all spent, or within 5% of the budget
+    assert "Unspent points" not in _by_title(findings(_report(FAIR.assign(fielded=500.0))))
