@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from .report_tables import fmt, fmt_interval
+from .report_tables import fmt, interval_against
 
 __all__ = ["Link", "Code", "Finding", "findings", "MD_ANCHORS", "row_id", "HOW_MANY"]
 
@@ -84,7 +84,7 @@ def _price_parts(i: Any, row: pd.Series) -> tuple[Any, ...]:
         parts += ["beyond the roster's range (", _fair_link("extrapolation", i), f": {beyond})" if beyond else ")"]
         return tuple(parts)
     parts += [_fair_link(fmt(fair, "points"), i), " (95% interval ",
-              _fair_link(fmt_interval(row["fair_lo"], row["fair_hi"], "points"), i), ")"]
+              _fair_link(interval_against(row["fair_lo"], row["fair_hi"], "points", row["points"]), i), ")"]
     if beyond:
         parts += ["; ", _fair_link("extrapolation", i), f": {beyond}"]
     if not bool(row.get("flagged")):
@@ -92,8 +92,8 @@ def _price_parts(i: Any, row: pd.Series) -> tuple[Any, ...]:
     return tuple(parts)
 
 
-def _side(fp: pd.DataFrame, over: bool) -> pd.DataFrame:
-    """Over-priced (``over``) or under-priced units, flagged first, most mispriced first."""
+def _side(fp: pd.DataFrame, over: bool, limit: int | None = HOW_MANY) -> pd.DataFrame:
+    """Over-priced (``over``) or under-priced units, flagged first, most mispriced first (the first ``limit``)."""
     ratio = pd.to_numeric(fp["ratio"], errors="coerce")
     beyond = fp["beyond"].fillna("").astype(str) if "beyond" in fp else pd.Series("", index=fp.index)
     verdict = fp["verdict"].fillna("").astype(str)
@@ -105,7 +105,8 @@ def _side(fp: pd.DataFrame, over: bool) -> pd.DataFrame:
                                                                                      False: math.nan}))
         pick = (verdict == "underpriced") | (key < -1)
     chosen = fp[pick.fillna(False)].assign(_flag=~fp["flagged"].astype(bool), _key=key)
-    return chosen.sort_values(["_flag", "_key"], kind="mergesort").head(HOW_MANY)
+    chosen = chosen.sort_values(["_flag", "_key"], kind="mergesort")
+    return chosen if limit is None else chosen.head(limit)
 
 
 def _pricing(rep: Any) -> list[Finding]:
@@ -119,9 +120,15 @@ def _pricing(rep: Any) -> list[Finding]:
     for over, title, what in ((True, "Over-priced", "worse"), (False, "Under-priced", "better")):
         side = _side(fp, over)
         if len(side):
-            lead = ("flagged ones first:" if side["flagged"].astype(bool).any()
-                    else "none is flagged (each cost is within its interval); the nearest:")
-            out.append(Finding(title, (f"units that do {what} than an even fight at their cost, {lead}",),
+            flagged = int(_side(fp, over, None)["flagged"].astype(bool).sum())
+            if not flagged:
+                lead: tuple[Any, ...] = ("none is flagged (each cost is within its interval); the nearest:",)
+            elif flagged > HOW_MANY:
+                lead = (f"flagged ones first ({flagged - HOW_MANY} more flagged in the ",
+                        Link("fair-price table", "fair-points", "fair-points"), "):")
+            else:
+                lead = ("flagged ones first:",)
+            out.append(Finding(title, (f"units that do {what} than an even fight at their cost, ", *lead),
                                tuple(_price_parts(i, r) for i, r in side.iterrows())))
         else:
             out.append(Finding(title, (f"no unit is {title.lower()}.",)))
@@ -246,7 +253,7 @@ def _next_steps(rep: Any) -> Finding:
     items: list[tuple[Any, ...]] = []
     if len(fp):
         for over in (True, False):
-            side = _side(fp, over)
+            side = _side(fp, over, None)  # every flagged unit gets its step, not only the three shown above
             for i, r in side[side["flagged"].astype(bool)].iterrows():
                 fair = _num(r["fair_points"])
                 verb = "lower" if over else "raise"

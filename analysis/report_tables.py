@@ -38,7 +38,7 @@ import pandas as pd
 
 from .safe_markdown import md_cell
 
-__all__ = ["Column", "Cell", "Row", "TableView", "fmt", "fmt_interval", "table_view", "markdown_table",
+__all__ = ["Column", "Cell", "Row", "TableView", "fmt", "fmt_interval", "interval_against", "table_view", "markdown_table",
            "rank_labels", "RANKINGS", "NASH", "DOMINATED", "CYCLES", "FAIR_POINTS", "EFFICIENCY", "MISFIT",
            "OPTIONS", "HEADLINE", "generic_columns", "NUMERIC_KINDS", "MISSING", "fight_tables", "DIFF", "diff_frame"]
 
@@ -114,6 +114,29 @@ def fmt_interval(lo: Any, hi: Any, kind: str) -> str:
     return f"{left} to {right}" if left.startswith("-") or right.startswith("-") else f"{left}–{right}"
 
 
+def interval_against(lo: Any, hi: Any, kind: str, value: Any) -> str:
+    """:func:`fmt_interval`, with a bound that rounds to ``value`` but lies beyond it shown to one decimal.
+
+    A unit listed at 45 whose fair-price interval starts at 45.06 is flagged; "45–52" beside it would read
+    as if 45 were inside. "45.1–52" says why it is not.
+    """
+    v = _number(value)
+    if v is None or kind != "points":
+        return fmt_interval(lo, hi, kind)
+    a, b = _number(lo), _number(hi)
+    if a is None and b is None:
+        return MISSING
+
+    def bound(x: float | None, beyond: bool) -> str:
+        if x is None:
+            return "?"
+        if beyond and fmt(x, kind) == fmt(v, kind):
+            return f"{x:,.1f}" if round(x, 1) != round(v, 1) else f"{x:,.2f}"
+        return fmt(x, kind).lstrip("+")
+
+    return f"{bound(a, a is not None and a > v)}–{bound(b, b is not None and b < v)}"
+
+
 @dataclass(frozen=True)
 class Column:
     """One shown column: the frame column ``key``, its ``header`` and ``kind``; ``interval`` = (lo, hi) columns."""
@@ -124,6 +147,9 @@ class Column:
     interval: tuple[str, str] | None = None
     #: Explanation shown on hover (``title`` attribute of the header).
     help: str = ""
+    #: A column the interval is read against (a fair price's against the listed ``points``): see
+    #: :func:`interval_against`.
+    against: str | None = None
 
     @property
     def numeric(self) -> bool:
@@ -229,7 +255,11 @@ def table_view(frame: pd.DataFrame, columns: Sequence[Column], *, row_ids: Calla
             lo, hi = col.interval  # type: ignore[misc]
             headers.append(Cell(iv.header, True))
             titles.append(iv.help)
-            texts.append(([fmt_interval(a, b, col.kind) for a, b in zip(frame[lo], frame[hi])], True, None))
+            if col.against is not None and col.against in frame:
+                shown_iv = [interval_against(a, b, col.kind, v) for a, b, v in zip(frame[lo], frame[hi], frame[col.against])]
+            else:
+                shown_iv = [fmt_interval(a, b, col.kind) for a, b in zip(frame[lo], frame[hi])]
+            texts.append((shown_iv, True, None))
     records = frame.to_dict(orient="records")
     rows = []
     for i, (label, rec) in enumerate(zip(frame.index, records)):
@@ -309,7 +339,7 @@ FAIR_POINTS = (
     Column("copies", "Copies", "int", help="copies fielded at the budget"),
     Column("fielded", "Fielded", "points", help="points on the table: copies x points (whole copies)"),
     Column("fair_points", "Fair price", "points", ("fair_lo", "fair_hi"),
-           help="the points at which the unit would score 50% against the roster at equal points"),
+           help="the points at which the unit would score 50% against the roster at equal points", against="points"),
     Column("ratio", "Fair ÷ points", "ratio"),
     Column("verdict", "Verdict"),
     Column("beyond", "Extrapolation", help="outside [min points / 4, 4 x max points]: not a number the roster vouches for"),

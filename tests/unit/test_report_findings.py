@@ -118,3 +118,13 @@ def test_units_whole_copies_leave_short_of_the_budget_are_named():
     assert "Steep with 450" in text
     assert "Cheap" not in text and "Dear" not in text  # all spent, or within 5% of the budget
     assert "Unspent points" not in _by_title(findings(_report(FAIR.assign(fielded=500.0))))
+
+
+def test_every_flagged_unit_gets_a_next_step_though_three_are_shown():
+    under = _fair([(f"U{j}", 40, 10, 44.0 + j, 42.0 + j, 46.0 + j, (44.0 + j) / 40, True, "underpriced", "", "copies",
+                    "") for j in range(4)] + [("Fine", 50, 8, 50.0, 45.0, 55.0, 1.0, False, "fair", "", "copies", "")])
+    f = _by_title(findings(_report(under)))
+    assert len(f["Under-priced"].items) == 3
+    assert "(1 more flagged in the fair-price table)" in _text(f["Under-priced"].parts)
+    steps = [_text(i) for i in f["What to try next"].items]
+    assert sum(s.startswith("raise the cost of U") for s in steps) == 4

@@ -95,3 +95,17 @@ def test_blank_text_columns_can_be_left_out():
             rt.Column("note", "Note"))
     assert [h.text for h in rt.table_view(frame, cols).headers] == ["Unit", "Points", "Extrapolation", "Note"]
     assert [h.text for h in rt.table_view(frame, cols, drop_blank=True).headers] == ["Unit", "Points", "Note"]
+
+
+def test_a_bound_that_rounds_to_the_listed_price_shows_why_it_is_flagged():
+    from analysis.report_tables import interval_against
+
+    # flagged under-priced at 45 with a lower bound of 45.06: "45–52" would read as if 45 were inside
+    assert interval_against(45.06, 52.1, "points", 45) == "45.1–52"
+    assert interval_against(22.3, 29.97, "points", 30) == "22–29.97"  # one decimal would round to 30.0 too
+    assert interval_against(61.4, 68.8, "points", 60) == "61–69"  # nothing to explain: the usual format
+    assert interval_against(44.6, 52.1, "points", 45) == "45–52"  # 45 is inside: no extra digits
+    frame = pd.DataFrame({"unit": ["Champion"], "points": [45.0], "fair_points": [48.3], "fair_lo": [45.06],
+                          "fair_hi": [52.1]})
+    view = rt.table_view(frame, rt.FAIR_POINTS)
+    assert "45.1–52" in [c.text for c in view.rows[0].cells]
