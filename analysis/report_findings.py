@@ -216,7 +216,7 @@ UNSPENT_SHARE = 0.95
 
 
 def _unspent(rep: Any) -> Finding | None:
-    """Units whose whole copies leave a tenth or so of the budget unspent: the matrix handicaps them, prices do not."""
+    """Units whose whole copies leave over 5% of the budget unspent: the matrix handicaps them, their prices do not."""
     budget, fp = rep.matrix.budget, rep.balance.fair_points
     if budget is None or "fielded" not in fp or not len(fp):
         return None
