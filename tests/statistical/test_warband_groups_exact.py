@@ -33,7 +33,7 @@ from sim.errors import Where
 from sim.outcomes import Outcomes
 from sim.rulesets.warband import RULESET as WB
 from tests.helpers import assert_distribution, assert_mean, assert_proportion
-from tests.statistical.test_warband_exact import KD, OOA, ST, UP, Side, batch
+from tests.statistical.test_warband_exact import KD, OOA, ST, UP, Side, W, batch
 
 pytestmark = pytest.mark.statistical
 
@@ -289,6 +289,7 @@ GROUP_GRID = [
     ("Youngblood", "Orc Boy", (5, 3), {"all_alone": True, "rout": True}, "end"),
     ("Mercenary Warrior", "Zealot", (3, 3), {"reengage": "every_round"}, "end"),
     ("Elf Blademaster", "Swordsman", (2, 3), {"reengage": "every_round"}, 5),
+    (W(ws=4, a=5, weapons=["dagger", "dagger"]), "Swordsman", (2, 3), {}, "end"),   # six attacks: dice, not tables
 ]
 
 
@@ -303,7 +304,8 @@ def test_group_kernel_matches_reference_in_distribution(att, dfn, counts, option
     ("Mercenary Warrior", "Youngblood", (6, 4)),
     ("Swordsman", "Elf Blademaster", (3, 5)),        # parries, Step Aside, Lightning Reflexes
     ("Zealot", "Dwarf Clansman", (5, 3)),            # Jump Up, helmets, heavy weapon in round 1
-    ("Ogre Brute", "Skaven Verminkin", (2, 6)),      # several attacks and wounds: no fused tables
+    ("Ogre Brute", "Skaven Verminkin", (2, 6)),      # several attacks and wounds (tabulated batches)
+    (W(ws=4, a=5, weapons=["dagger", "dagger"]), "Youngblood", (2, 3)),   # six attacks: the dice path
 ])
 def test_fused_pairs_stars_and_hubs_match_the_striker_path(att, dfn, counts):
     """The one-draw pair and star phases and the centre-first stars against the same fights played

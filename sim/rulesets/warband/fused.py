@@ -1,8 +1,9 @@
 """``warband`` group kernel: the tables it reads, built once per process for each pair of profiles.
 
 ``strike`` resolves one striker's batch on a target state code, ``joint`` serves
-both sides' one-attack batches in one call, ``pair`` and ``star`` play a whole
-isolated pair or two-leaf star in one draw (one attack a side). None of them
+both sides' tabulated batches in one call, ``pair`` and ``star`` play a whole
+isolated pair or two-leaf star in one draw (both sides' batches tabulated, which
+is every batch of at most :data:`.batches.MAX_TABLE_ATTACKS` attacks). None of them
 depends on the counts, so the cache is keyed by the profiles without their
 names, counts, points and Leadership.
 """
@@ -24,11 +25,11 @@ __all__ = ["GroupTables", "group_tables", "cached_group_tables"]
 @dataclass(frozen=True)
 class GroupTables:
     """The group kernel's strike tables ``strike[striker side][0 later rounds, 1 round 1]`` and, when
-    both sides make one attack, its pair tables ``pair[0 later rounds, 1 round 1]``."""
+    both sides' batches are tabulated, its pair tables ``pair[0 later rounds, 1 round 1]``."""
 
     strike: tuple[tuple[StrikeTable, StrikeTable], tuple[StrikeTable, StrikeTable]]
     pair: tuple[PairTable, PairTable] | None
-    #: both sides' one-attack tables in one, by round kind [0 later rounds, 1 round 1]
+    #: both sides' batch tables in one, by round kind [0 later rounds, 1 round 1]
     joint: tuple[CodeTable | None, CodeTable | None] = (None, None)
     #: star tables ``star[centre's side][round kind]`` (with the pair tables), else None
     star: tuple | None = None
@@ -58,10 +59,10 @@ def group_tables(sides, blows) -> GroupTables:
     When both sides strike alike in round 1 and later (no heavy weapon's first-round Strength),
     the round-1 tables are the later rounds' (built once: the star tables are the costly part).
     """
-    strike = tuple(tuple(strike_table(b, sides[1 - k], b.n == 1) for b in blows[k]) for k in (0, 1))
+    strike = tuple(tuple(strike_table(b, sides[1 - k]) for b in blows[k]) for k in (0, 1))
     kinds = (0,) if all(_same_blows(*blows[k]) for k in (0, 1)) else (0, 1)
     pair = None
-    if all(b.n == 1 for pair_ in blows for b in pair_):
+    if all(t.table is not None for by_kind in strike for t in by_kind):
         pair = _by_kind([pair_table(strike[0][r], strike[1][r]) for r in kinds])
     joint = _by_kind([code_table((strike[0][r], strike[1][r])) for r in kinds])
     star = None

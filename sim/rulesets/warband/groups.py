@@ -22,10 +22,11 @@ uniform too). So a phase is played as:
 
 * **isolated pairs** (two warriors touching only each other) and **stars** (a
   centre whose enemies in contact touch only it), found with one bitmask test
-  per side (:func:`_fuse`): with one attack a side, a pair's or a two-leaf
-  star's whole phase is one draw (:class:`.strikes.PairTable`,
+  per side (:func:`_fuse`): when both sides' batches are tabulated (up to
+  :data:`.batches.MAX_TABLE_ATTACKS` attacks), a pair's or a two-leaf star's
+  whole phase is one draw (:class:`.strikes.PairTable`,
   :class:`.stars.StarTable`); bigger stars, and every pair and star of
-  profiles with several attacks, are played centre first
+  profiles with bigger batches, are played centre first
   (:func:`.phases.hub_phase`): the leaves before the centre in strike order,
   the centre on its target, the other leaves, blow by blow but with no choice
   to make;

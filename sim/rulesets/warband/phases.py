@@ -59,7 +59,7 @@ def pair_rows(kp, rk: int) -> NDArray[np.float64]:
 
 
 def pairs(kp, st, e, flat, rk: int, rng: np.random.Generator) -> None:
-    """Isolated pairs (one attack a side), by their attacking warriors ``e``: one draw each.
+    """Isolated pairs (both batches tabulated), by their attacking warriors ``e``: one draw each.
 
     ``flat[3]`` holds each warrior's state byte ``code * 3 + class``, so the table row is one
     lookup in ``st.pair_rows[rk]`` (:func:`pair_rows`) instead of arithmetic on four gathers.
@@ -83,7 +83,7 @@ def pairs(kp, st, e, flat, rk: int, rng: np.random.Generator) -> None:
 
 
 def stars(kp, st, k: int, e, flat, rk: int, rng: np.random.Generator) -> None:
-    """Stars with two leaves centred on side ``k``'s warriors ``e`` (one attack a side): one draw each
+    """Stars with two leaves centred on side ``k``'s warriors ``e`` (batches tabulated): one draw each
     from :class:`.stars.StarTable`."""
     if not e.size:
         return

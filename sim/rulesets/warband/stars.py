@@ -1,8 +1,8 @@
 """``warband`` group kernel: fused tables for a star, one warrior touching two enemies that touch only it.
 
 In group fights most contacts that are not isolated pairs are such stars (a
-re-engaging warrior joins a pair when no enemy is free). With one attack a
-side, the whole phase of a star is one draw from the exact joint distribution
+re-engaging warrior joins a pair when no enemy is free). When both sides' batches are
+tabulated, the whole phase of a star is one draw from the exact joint distribution
 computed here, by a vectorised dynamic programme over every start state and
 strike order (no sampling):
 
@@ -100,7 +100,7 @@ def _transitions(rows, W: int):
 
 def star_table(center_on_leaf, leaf_on_center) -> StarTable:
     """The star tables for a center striking with ``center_on_leaf`` and leaves with ``leaf_on_center``
-    (:class:`.strikes.StrikeTable` of one attack each)."""
+    (:class:`.strikes.StrikeTable` with outcome tables)."""
     Wl, Wc = center_on_leaf.W, leaf_on_center.W
     n_c, n_l = Wc + 3, Wl + 3
     t_cl = _transitions(center_on_leaf.rows, Wl)

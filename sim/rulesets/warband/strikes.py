@@ -13,14 +13,15 @@ W + 3      out of action
 ========== ===============================================
 
 :class:`StrikeTable` resolves a batch of blows on many targets at once: a
-stunned target goes out of action, a one-attack striker draws one uniform
-through the exact outcome table of :func:`.single.batch_distribution`, and a
-striker with several attacks rolls its dice as the 1 v 1 kernel does. Either
-way the result is the target's new code and whether a to-hit die succeeded
-(which spends the target's parry for the phase).
+stunned target goes out of action, and a striker draws one uniform through
+the exact outcome table of its batch (:func:`.single.batch_distribution` for
+one attack, :func:`.batches.several_batch_distribution` for up to
+:data:`.batches.MAX_TABLE_ATTACKS`); a bigger batch rolls its dice as the
+1 v 1 kernel does. Either way the result is the target's new code and whether
+a to-hit die succeeded (which spends the target's parry for the phase).
 
 :class:`PairTable` goes one step further for two warriors that touch only each
-other and both make one attack: the whole phase of the pair (who strikes
+other (their batches tabulated): the whole phase of the pair (who strikes
 first, the first batch, the second batch if its striker is still standing) is
 one draw from the exact joint distribution, composed here from the two batch
 distributions.
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from .batches import MAX_TABLE_ATTACKS, several_batch_distribution
 from .single import alias_table, batch_distribution
 from .tables import (
     EXPOSED_SPOT,
@@ -45,7 +47,8 @@ from .tables import (
     injury_result,
 )
 
-__all__ = ["StrikeTable", "CodeTable", "PairTable", "strike_table", "code_table", "pair_table", "A_FIRST", "D_FIRST", "TIE"]
+__all__ = ["StrikeTable", "CodeTable", "PairTable", "batch_rows", "strike_table", "code_table", "pair_table", "A_FIRST",
+           "D_FIRST", "TIE"]
 
 #: Order modes of a pair: the attacking side's warrior strikes first, the defending side's, or a roll-off.
 A_FIRST, D_FIRST, TIE = 0, 1, 2
@@ -103,10 +106,10 @@ class StrikeTable:
     W: int                          # the target's Wounds
     blows: object                   # the kernel's Blows (dice path)
     target: object                  # the kernel's SideInfo of the target side
-    table: Alias | None = None      # one attack: rows by target code (see :meth:`strike`)
+    table: Alias | None = None      # tabulated batch: rows by target code (see :meth:`strike`)
     new_code: NDArray[np.int8] | None = None
     hit: NDArray[np.bool_] | None = None
-    #: one attack: {(new code, hit): p} for rows w0, W + 1 + w0 (may parry), knocked down, stunned
+    #: tabulated batch: {(new code, hit): p} for rows w0, W + 1 + w0 (may parry), knocked down, stunned
     rows: tuple | None = None
 
     def strike(self, code: NDArray[np.int8], may_parry: NDArray[np.bool_],
@@ -128,12 +131,21 @@ class StrikeTable:
         return _dice(self.blows, self.target, W, code, may_parry, rng)
 
 
-def strike_table(blows, target, single: bool) -> StrikeTable:
-    """The strike table of ``blows`` on a target side (``single``: one attack, use outcome tables)."""
+def batch_rows(blows, target) -> list[dict] | None:
+    """Exact outcome rows of ``blows`` on a target side (see :func:`.single.batch_distribution`), or
+    None for a batch of more than :data:`.batches.MAX_TABLE_ATTACKS` attacks (it rolls dice)."""
+    if blows.n > MAX_TABLE_ATTACKS:
+        return None
+    dist = batch_distribution if blows.n == 1 else several_batch_distribution
+    return dist(blows, target.w, target.parry_reroll, target.step_aside, target.helmet, target.jump_up)
+
+
+def strike_table(blows, target) -> StrikeTable:
+    """The strike table of ``blows`` on a target side: outcome tables when :func:`batch_rows` has them."""
     W = target.w
-    if not single:
+    rows = batch_rows(blows, target)
+    if rows is None:
         return StrikeTable(W, blows, target)
-    rows = batch_distribution(blows, W, target.parry_reroll, target.step_aside, target.helmet, target.jump_up)
     coded = [{(_code(w, s, W), h): p for (w, s, h), p in r.items()} for r in rows]
     table, slots = _alias([{k: p for k, p in r.items()} for r in coded])
     new_code = np.array([c for row in slots for c, _ in row], np.int8)
@@ -148,7 +160,7 @@ class CodeTable:
     Striker side ``k`` reads rows ``offset[k] + code + (W_t + 1) * (may parry or not standing)``
     for its target's ``code`` (``W_t``: the target side's Wounds): w0 without a parry left,
     ``W_t + 1 + w0`` with one, ``2 (W_t + 1)`` knocked down, ``2 (W_t + 1) + 1`` stunned.
-    ``offset[k]`` is -1 if side ``k`` has several attacks (it rolls dice instead).
+    ``offset[k]`` is -1 if side ``k``'s batch is not tabulated (it rolls dice instead).
     """
 
     offset: tuple[int, int]
@@ -158,7 +170,7 @@ class CodeTable:
 
 
 def code_table(strikes: tuple[StrikeTable, StrikeTable]) -> CodeTable | None:
-    """The joint table of ``strikes[k]`` (side ``k``'s batch) for the sides with one attack (None if neither)."""
+    """The joint table of ``strikes[k]`` (side ``k``'s batch) for the sides with tabulated batches (None if neither)."""
     rows: list[dict] = []
     offset = []
     for t in strikes:
@@ -275,10 +287,8 @@ def _transitions(rows: list[dict], W: int) -> list[dict[int, float]]:
 def pair_table(a_on_d: StrikeTable, d_on_a: StrikeTable) -> PairTable:
     """Compose the two one-attack batch distributions into the pair's phase distribution."""
     Wa, Wd = d_on_a.W, a_on_d.W
-    t_ad = _transitions(batch_distribution(a_on_d.blows, Wd, a_on_d.target.parry_reroll, a_on_d.target.step_aside,
-                                           a_on_d.target.helmet, a_on_d.target.jump_up), Wd)
-    t_da = _transitions(batch_distribution(d_on_a.blows, Wa, d_on_a.target.parry_reroll, d_on_a.target.step_aside,
-                                           d_on_a.target.helmet, d_on_a.target.jump_up), Wa)
+    t_ad = _transitions(batch_rows(a_on_d.blows, a_on_d.target), Wd)
+    t_da = _transitions(batch_rows(d_on_a.blows, d_on_a.target), Wa)
 
     def phase(ca: int, cd: int, a_first: bool) -> dict[tuple[int, int], float]:
         out: dict[tuple[int, int], float] = {}
