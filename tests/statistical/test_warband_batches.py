@@ -126,3 +126,45 @@ def test_the_parry_takes_the_first_of_the_best_hits():
     assert set(got) == {k for k, v in exact.items() if v}
     for k, v in exact.items():
         assert got[k] == pytest.approx(float(v), abs=1e-12), k
+
+
+@pytest.mark.parametrize("att, dfn", [("Mercenary Captain", "Swordsman"), ("Youngblood", "Elf Blademaster"),
+                                      ("Zealot", "Dwarf Clansman")])
+def test_volley_is_the_batches_one_after_another(att, dfn):
+    """The volley table's rows for 0, 1, 2 and 3 batches against the strike table's rows composed by hand."""
+    from sim.rulesets.warband.strikes import strike_table, volley_table
+
+    for b, t in _batches(att, dfn):
+        st = strike_table(b, t)
+        vt = volley_table(st, 3)
+        W_ = t.w
+
+        def once(state):                      # {(code, spent): p} after one more batch
+            code, spent = state
+            if code == W_ + 3:
+                return {state: 1.0}
+            row = st.rows[code + (W_ + 1) * (not spent)] if code <= W_ else st.rows[2 * (W_ + 1) + code - W_ - 1]
+            out: dict = {}
+            for (new, hit), p in row.items():
+                out[new, bool(spent or hit)] = out.get((new, bool(spent or hit)), 0.0) + p
+            return out
+
+        for code in range(W_ + 4):
+            for spent in (False, True):
+                dist = {(code, spent): 1.0}
+                for j in range(4):
+                    got = {}
+                    r = (j * (W_ + 4) + code) * 2 + spent
+                    K = vt.table.K
+                    for slot in range(K):             # the alias table's own mass per outcome
+                        keep = vt.table.prob[r * K + slot]
+                        for flat, q in ((r * K + slot, keep), (vt.table.alias[r * K + slot], 1 - keep)):
+                            key = (int(vt.new_code[flat]), bool(vt.spent[flat]))
+                            got[key] = got.get(key, 0.0) + q / K
+                    for key in set(got) | set(dist):
+                        assert got.get(key, 0.0) == pytest.approx(dist.get(key, 0.0), abs=1e-9), (att, dfn, code, j)
+                    nxt = {}
+                    for s, p in dist.items():
+                        for s2, q in once(s).items():
+                            nxt[s2] = nxt.get(s2, 0.0) + p * q
+                    dist = nxt

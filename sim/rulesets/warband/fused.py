@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from .stars import star_table
-from .strikes import CodeTable, PairTable, StrikeTable, code_table, pair_table, strike_table
+from .strikes import CodeTable, PairTable, StrikeTable, VolleyTable, code_table, pair_table, strike_table, volley_table
 from .tables import WarbandUnit
 
 __all__ = ["GroupTables", "group_tables", "cached_group_tables"]
@@ -35,7 +35,13 @@ class GroupTables:
     star: tuple | None = None
     #: play the other stars centre first (see :func:`.phases.hub_phase`); False: striker by striker
     hubs: bool = True
+    #: ``volley[target side][round kind]``: the leaves' batches on a centre of that side, in one draw
+    #: (:class:`.strikes.VolleyTable`; None where the leaves roll dice)
+    volley: tuple | None = None
 
+
+#: Most leaves of a star: a side's largest number of warriors (more would play leaf by leaf).
+MOST_LEAVES = 20
 
 #: Group tables by matchup content: they do not depend on the counts, so the equal-points copies of
 #: one pair of profiles (and repeated runs) build them once per process. Bounded, oldest dropped.
@@ -68,7 +74,8 @@ def group_tables(sides, blows) -> GroupTables:
     star = None
     if pair is not None:
         star = tuple(_by_kind([star_table(strike[k][r], strike[1 - k][r]) for r in kinds]) for k in (0, 1))
-    return GroupTables(strike, pair, joint, star)
+    volley = tuple(_by_kind([volley_table(strike[1 - k][r], MOST_LEAVES) for r in kinds]) for k in (0, 1))
+    return GroupTables(strike, pair, joint, star, volley=volley)
 
 
 def _by_kind(tables: list) -> tuple:

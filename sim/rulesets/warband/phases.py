@@ -155,9 +155,15 @@ def hub_phase(kp, st, k: int, e, code, cont, deg, c, rk: int, rng: np.random.Gen
     t_before = t_strikes & ((t_key < kc) | ((t_key == kc) & (rng.random(n) * n_tied < earlier - (strikes & (kl < kc)).sum(0))))
     hit = np.zeros(n, bool)                               # the centre's parry is spent
     on_centre, on_leaf = kp.groups.strike[1 - k][rk], kp.groups.strike[k][rk]
+    volley = kp.groups.volley[k][rk] if kp.groups.volley is not None else None
 
     def leaves_strike(count) -> None:
         nonlocal cc, hit
+        if volley is not None and count.size and int(count.max()) <= volley.most:
+            go = np.flatnonzero(count > 0)                 # every leaf's batch at once (one draw a star)
+            if go.size:
+                cc[go], hit[go] = volley.strike(count[go], cc[go], hit[go], rng)
+            return
         for s in range(int(count.max()) if count.size else 0):
             go = np.flatnonzero((count > s) & (cc < Wc + 3))
             if not go.size:

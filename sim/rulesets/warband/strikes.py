@@ -47,8 +47,8 @@ from .tables import (
     injury_result,
 )
 
-__all__ = ["StrikeTable", "CodeTable", "PairTable", "batch_rows", "strike_table", "code_table", "pair_table", "A_FIRST",
-           "D_FIRST", "TIE"]
+__all__ = ["StrikeTable", "CodeTable", "PairTable", "VolleyTable", "batch_rows", "strike_table", "code_table",
+           "pair_table", "volley_table", "A_FIRST", "D_FIRST", "TIE"]
 
 #: Order modes of a pair: the attacking side's warrior strikes first, the defending side's, or a roll-off.
 A_FIRST, D_FIRST, TIE = 0, 1, 2
@@ -319,3 +319,53 @@ def pair_table(a_on_d: StrikeTable, d_on_a: StrikeTable) -> PairTable:
 
 
 assert (KNOCKED_DOWN, STUNNED, OUT_OF_ACTION) == (1, 2, 3)   # codes W + status rely on these values
+
+
+# ------------------------------------------------------------------------- volleys
+@dataclass(frozen=True)
+class VolleyTable:
+    """``j`` tabulated batches in a row on one target (the leaves of a star striking its centre), one draw.
+
+    Each batch depends only on the target's code and whether its parry is spent, so the
+    target's (code, parry spent) after ``j`` batches is the ``j``-th power of one
+    transition matrix (out of action absorbs). Rows ``(j * (W + 4) + code) * 2 + spent``
+    for ``j`` up to :attr:`most`; outcomes ``new_code`` and ``spent``.
+    """
+
+    W: int
+    most: int
+    table: Alias
+    new_code: NDArray[np.int8]
+    spent: NDArray[np.bool_]
+
+    def strike(self, j: NDArray[np.integer], code: NDArray[np.int8], spent: NDArray[np.bool_],
+               rng: np.random.Generator) -> tuple[NDArray[np.int8], NDArray[np.bool_]]:
+        """New (code, parry spent) of targets ``code`` after ``j`` batches each (0 <= j <= most)."""
+        row = (j.astype(np.intp) * (self.W + 4) + code) * 2 + spent
+        pick = self.table.sample(row, rng.random(code.size))
+        return np.take(self.new_code, pick), np.take(self.spent, pick)
+
+
+def volley_table(t: StrikeTable, most: int) -> VolleyTable | None:
+    """The volley table of up to ``most`` batches of the tabulated ``t`` (None if ``t`` rolls dice)."""
+    if t.rows is None:
+        return None
+    W = t.W
+    n = 2 * (W + 4)
+    step = np.zeros((n, n))
+    for code in range(W + 4):
+        for spent in (0, 1):
+            if code == W + 3:                              # out of action: nothing more happens
+                step[2 * code + spent, 2 * code + spent] = 1.0
+                continue
+            row = t.rows[code + (W + 1) * (1 - spent)] if code <= W else t.rows[2 * (W + 1) + (code - W - 1)]
+            for (new, scored), p in row.items():
+                step[2 * code + spent, 2 * new + (spent | scored)] += p
+    power = np.eye(n)
+    rows = []
+    for _ in range(most + 1):
+        rows += [{k: p for k, p in enumerate(r) if p > 1e-300} for r in power]
+        power = power @ step
+    table, slots = _alias(rows)
+    flat = np.array([k for row in slots for k in row])
+    return VolleyTable(W, most, table, (flat // 2).astype(np.int8), (flat % 2).astype(bool))
