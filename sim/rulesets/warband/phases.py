@@ -140,8 +140,9 @@ def hub_phase(kp, st, k: int, e, code, cont, deg, c, rk: int, rng: np.random.Gen
     kl = c[leaves].astype(np.int16) * 64 - kp.sides[1 - k].i
     strikes = valid & (lcode <= Wl)
     # the centre's target: the first standing leaf, else the first stunned, else the first knocked down
-    rank = np.where(~valid, 3, np.where(lcode <= Wl, 0, np.where(lcode == Wl + 2, 1, 2)))
-    t = (rank.astype(np.int16) * 64 + np.arange(slots)[:, None]).min(0)
+    # (64 x rank by code, one gather instead of nested wheres; an empty slot adds 192: rank 3 or more)
+    order = np.array([0] * (Wl + 1) + [128, 64, 128], np.int16)      # standing, knocked down, stunned, (out)
+    t = (np.take(order, lcode) + valid * np.int16(-192) + np.arange(192, 192 + slots, dtype=np.int16)[:, None]).min(0)
     has_target = (t >> 6) < 3
     t &= 63
     cols = np.arange(n)
