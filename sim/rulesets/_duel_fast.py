@@ -260,17 +260,16 @@ def _assign(plan: DuelPlan, tables: DuelTables, hitter: int, key: NDArray[np.int
         return
     fails = tables.fails[hitter].sample(hits, rng)
     dmg = plan.sides[hitter].hit_damage
-    # the weakest die while the fails last (their needs only grow along the sorted order)
-    used = np.zeros(m, np.int64)
-    slain = np.zeros(m, np.int64)
-    for j in range(width):
-        need = (order[:, j] >> 6).astype(np.int64)  # wounds of the j-th weakest
-        if dmg > 1:
-            need = -(-need // dmg)
-        need += (order[:, j] == _NONE) * 64          # no such member: more fails than any model deals
-        ok = used + need <= fails
-        used += ok * need
-        slain += ok
+    # the weakest die while the fails last: each needs ceil(wounds / damage) of them, and the needs only
+    # grow along the sorted order, so the slain are those whose running total of needs fits the fails
+    need = order >> 6
+    if dmg > 1:
+        need = -(-need // dmg)
+    need += (order == _NONE) * np.int16(64)  # no such member: more fails than any model deals
+    total = np.cumsum(need, axis=1, dtype=np.int64)
+    fit = total <= fails[:, None]
+    slain = fit.sum(axis=1)
+    used = (total * fit).max(axis=1)
     first = np.where(slain < width, order[rows, np.minimum(slain, width - 1)], _NONE)
     key += (sort_key < first[:, None]) * (DEAD - w)
     left = fails - used

@@ -20,9 +20,9 @@ integers, and each is tabulated exactly once per matchup:
 
 Outcomes are *parts* of a model's key in the kernel's state array: wounds in
 bits 0-4, ``MISTED`` and ``DEAD`` flags; ``pair`` holds instead the change of
-both models' keys (new part minus wounds), two ``int16`` read as one ``int32``,
-in an :class:`._alias.AliasBits` table (one 32-bit uniform a draw; each outcome's
-probability exact to within ``width * 2**-33``).
+both models' keys (new part minus wounds), two ``int16`` read as one ``int32``.
+Every table is an :class:`._alias.AliasBits` (one 32-bit uniform a draw; each
+outcome's probability exact to within ``width * 2**-33``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._alias import AliasBits, AliasRows
+from ._alias import AliasBits
 from ._duel_plan import DuelPlan
 
 __all__ = ["DuelTables", "build_tables", "WOUNDS", "MISTED", "DEAD", "SIDE", "IDX_SHIFT", "MAX_ROLL_CELLS"]
@@ -51,9 +51,9 @@ class DuelTables:
     """The exact tables of :func:`build_tables` (see the module docstring)."""
 
     pair: AliasBits               # values: the two models' key changes, two int16 read as one int32
-    hit_one: tuple[AliasRows | None, AliasRows | None]
-    fails: tuple[AliasRows | None, AliasRows | None]
-    partial: tuple[AliasRows, AliasRows]
+    hit_one: tuple[AliasBits | None, AliasBits | None]
+    fails: tuple[AliasBits | None, AliasBits | None]
+    partial: tuple[AliasBits, AliasBits]
     roll: NDArray[np.float64]     # (2, dice A + 1, dice B + 1): P(A wins), P(A or B wins)
 
     @property
@@ -98,7 +98,7 @@ class _Builder:
         np.add.at(out, left - np.minimum(k * dmg, left), pk)
         return out
 
-    def hit_one(self, hitter: int, max_hits: int) -> AliasRows | None:
+    def hit_one(self, hitter: int, max_hits: int) -> AliasBits | None:
         """Rows ``H * (W + 1) + w``: a single loser of side ``1 - hitter`` with ``w`` wounds takes ``H`` hits.
 
         Columns: wounds left 0..W (0 = slain), then W + 1 = misted.
@@ -121,9 +121,9 @@ class _Builder:
                 P[:, w, :W + 1] = pf @ post
                 P[:, w, 0] += np.clip(1.0 - pf.sum(1), 0.0, None)  # at least `need` fails
         values = np.array([_part(w) for w in range(W + 1)] + [_part(0, True)])
-        return AliasRows.build(P.reshape(-1, W + 2), values, dtype=np.int32)
+        return AliasBits.build(P.reshape(-1, W + 2), values, dtype=np.int32)
 
-    def partial(self, loser: int) -> AliasRows:
+    def partial(self, loser: int) -> AliasBits:
         """Rows ``w * (W + 1) + f``: a model of side ``loser`` that took ``f`` fails and survives."""
         hitter = 1 - loser
         W = self.plan.sides[loser].wounds
@@ -136,9 +136,9 @@ class _Builder:
                 else:
                     P[w, f, w] = 1.0  # not drawn
         values = np.array([_part(w) for w in range(W + 1)])
-        return AliasRows.build(P.reshape(-1, W + 1), values, dtype=np.int32)
+        return AliasBits.build(P.reshape(-1, W + 1), values, dtype=np.int32)
 
-    def fails(self, hitter: int) -> AliasRows | None:
+    def fails(self, hitter: int) -> AliasBits | None:
         """Rows ``H``: failed checks of ``H`` hits of side ``hitter`` (None: instant death, no check)."""
         if self.plan.instant[hitter]:
             return None
@@ -146,7 +146,7 @@ class _Builder:
         top = s.wounds + s.extra_hit
         H = np.arange(top + 1)
         P = _pmf(H[:, None], self.plan.p_fail[hitter], H[None, :])
-        return AliasRows.build(P, dtype=np.int64)
+        return AliasBits.build(P, dtype=np.int64)
 
     def pair(self) -> AliasBits:
         """Rows ``wa * (WB + 1) + wb``: one model against one; values: the change of each model's key.
