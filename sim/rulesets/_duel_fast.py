@@ -160,7 +160,11 @@ def _pair_combats(tables: DuelTables, key: NDArray[np.int16], w: NDArray[np.int1
     if K == 0:
         return
     table = tables.pair
-    cut = min(K, int(pairs.mean()) + 1)
+    # columns 0 .. cut - 1 for every trial, the rest only for the trials with more pairs (a gather and
+    # scatter, about twice the cost a cell): the cut of least cost from the pairs' histogram
+    n_more = len(pairs) - np.cumsum(np.bincount(pairs, minlength=K + 1))  # trials with more than c pairs
+    c = np.arange(1, K + 1)
+    cut = int(c[np.argmin(len(pairs) * c + 2 * n_more[1:] * (K - c))])
     for lo, hi, rows in ((0, cut, None), (cut, K, np.flatnonzero(pairs > cut) if K > cut else None)):
         if lo >= hi or (rows is not None and rows.size == 0):
             continue
