@@ -8,7 +8,7 @@ operations per draw (two or three table look-ups, no search).
 
 :class:`AliasBits` is the same with a power-of-two number of slots a row and a
 32-bit uniform (from the generator's raw 64-bit output, two a draw): integer
-arithmetic only, each outcome's probability exact to within ``width * 2**-32``.
+arithmetic only, each outcome's probability exact to within (slots a row) x ``2**-32``.
 
 Used by the ``grimdark`` and ``duel`` kernels (private to ``sim.rulesets``).
 """
@@ -168,7 +168,7 @@ class AliasBits:
     The top ``bits`` bits of the uniform pick the slot, the rest decide slot or
     alias against an integer threshold: no float arithmetic and no multiply. The
     threshold rounds each slot's keep probability to a multiple of ``2**-(32 - bits)``,
-    so an outcome's probability is off by at most ``width * 2**-32`` (under ``8e-9``
+    so an outcome's probability is off by at most ``2**bits * 2**-32`` (slots a row times 2**-32) (under ``8e-9``
     at 32 slots): far below anything a simulation can resolve.
 
     Attributes

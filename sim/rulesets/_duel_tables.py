@@ -22,7 +22,7 @@ Outcomes are *parts* of a model's key in the kernel's state array: wounds in
 bits 0-4, ``MISTED`` and ``DEAD`` flags; ``pair`` holds instead the change of
 both models' keys (new part minus wounds), two ``int16`` read as one ``int32``.
 Every table is an :class:`._alias.AliasBits` (one 32-bit uniform a draw; each
-outcome's probability exact to within ``width * 2**-32``).
+outcome's probability exact to within (slots a row) x ``2**-32``).
 """
 
 from __future__ import annotations
