@@ -168,7 +168,7 @@ class AliasBits:
     The top ``bits`` bits of the uniform pick the slot, the rest decide slot or
     alias against an integer threshold: no float arithmetic and no multiply. The
     threshold rounds each slot's keep probability to a multiple of ``2**-(32 - bits)``,
-    so an outcome's probability is off by at most ``2**bits * 2**-32`` (slots a row times 2**-32) (under ``8e-9``
+    so an outcome's probability is off by at most ``2**bits * 2**-32`` (under ``8e-9``
     at 32 slots): far below anything a simulation can resolve.
 
     Attributes
