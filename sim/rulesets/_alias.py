@@ -6,6 +6,10 @@ row's K slots, the fractional part keeps the slot or takes its alias. This is
 exact up to the 53 bits of the uniform, whatever the row, and costs a few array
 operations per draw (two or three table look-ups, no search).
 
+:class:`AliasBits` is the same with a power-of-two number of slots a row and a
+32-bit uniform (from the generator's raw 64-bit output, two a draw): integer
+arithmetic only, each outcome's probability exact to within (slots a row) x ``2**-32``.
+
 Used by the ``grimdark`` and ``duel`` kernels (private to ``sim.rulesets``).
 """
 
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["alias_tables", "alias_sample", "AliasRows"]
+__all__ = ["alias_tables", "alias_sample", "AliasRows", "AliasBits", "uniform32"]
 
 
 def alias_tables(P: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -131,6 +135,103 @@ class AliasRows:
 
     def sample(self, rows: NDArray[np.integer], rng: np.random.Generator) -> NDArray[np.integer]:
         """One outcome value per entry of ``rows`` (any shape), one uniform each."""
+        return np.take(self.pick, self.slot(rows, rng))
+
+    @property
+    def nbytes(self) -> int:
+        return self.threshold.nbytes + self.pick.nbytes
+
+
+#: Bit generators whose raw output is 64 random bits: each raw draw gives two 32-bit uniforms.
+_RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
+
+
+def uniform32(rng: np.random.Generator, shape: int | tuple[int, ...]) -> NDArray[np.uint32]:
+    """Uniform 32-bit integers of the given shape, from ``rng``'s stream (reproducible).
+
+    The two halves of each raw 64-bit output (``random_raw``: about a quarter of the
+    cost of a float64 uniform); other bit generators go through ``rng.integers``.
+    """
+    n = int(np.prod(shape))
+    bg = rng.bit_generator
+    if isinstance(bg, _RAW64):
+        u = bg.random_raw((n + 1) // 2).view(np.uint32)[:n]
+    else:
+        u = rng.integers(0, 1 << 32, n, dtype=np.uint32)
+    return u.reshape(shape)
+
+
+@dataclass(frozen=True)
+class AliasBits:
+    """Alias tables with a power-of-two number of slots per row, drawn with one 32-bit uniform.
+
+    The top ``bits`` bits of the uniform pick the slot, the rest decide slot or
+    alias against an integer threshold: no float arithmetic and no multiply. The
+    threshold rounds each slot's keep probability to a multiple of ``2**-(32 - bits)``,
+    so an outcome's probability is off by at most ``2**bits * 2**-32`` (under ``8e-9``
+    at 32 slots): far below anything a simulation can resolve.
+
+    Attributes
+    ----------
+    bits : int
+        Slots per row: ``2**bits`` (at least 2).
+    threshold : ndarray of uint32, shape (rows << bits,)
+        Slot ``k`` of a draw ``u`` (``k = row << bits | u >> (32 - bits)``) is kept when
+        ``u < threshold[k]``, else its alias.
+    pick : ndarray, shape (2 * rows << bits,)
+        Interleaved: the value of each slot, then the value of its alias.
+    """
+
+    bits: int
+    threshold: NDArray[np.uint32]
+    pick: NDArray[np.integer]
+
+    @classmethod
+    def build(cls, P: NDArray[np.float64], values: NDArray[np.integer] | None = None,
+              dtype: type = np.int64) -> "AliasBits":
+        """From a dense matrix ``P[row, outcome]`` (rows sum to 1).
+
+        ``values``: the value of each outcome column, shape ``(outcomes,)``, or of each
+        cell, shape ``(rows, outcomes)`` (a value may depend on the row).
+        """
+        P = np.asarray(P, np.float64)
+        S, n_out = P.shape
+        values = np.arange(n_out) if values is None else np.asarray(values)
+        values = np.broadcast_to(values, (S, n_out))
+        possible = P > 0
+        bits = max(1, (int(possible.sum(axis=1).max()) - 1).bit_length())
+        K = 1 << bits
+        if n_out < K:  # padding outcomes of probability 0 (only ever an alias's slot)
+            P = np.concatenate([P, np.zeros((S, K - n_out))], axis=1)
+            values = np.concatenate([values, np.repeat(values[:, :1], K - n_out, axis=1)], axis=1)
+        order = np.argsort(~(P > 0), axis=1, kind="stable")[:, :K]  # each row's outcomes first
+        prob, alias = alias_tables(np.take_along_axis(P, order, axis=1))
+        alias = alias.reshape(S, K)
+        shift = 32 - bits
+        keep = np.rint(prob.reshape(S, K) * (1 << shift)).astype(np.int64)
+        certain = keep >= 1 << shift
+        alias = np.where(certain, np.arange(K), alias)  # a certain slot is its own alias: no threshold overflow
+        keep = np.minimum(keep, (1 << shift) - 1)
+        vals = np.take_along_axis(values, order, axis=1)
+        pick = np.empty((S * K, 2), dtype)
+        pick[:, 0] = vals.ravel()
+        pick[:, 1] = np.take_along_axis(vals, alias, axis=1).ravel()
+        threshold = ((np.arange(K, dtype=np.int64) << shift) + keep).astype(np.uint32).ravel()
+        return cls(bits, threshold, pick.ravel())
+
+    def slot(self, rows: NDArray[np.integer], rng: np.random.Generator) -> NDArray[np.intp]:
+        """One draw per entry of ``rows`` (any shape and integer type), one 32-bit uniform each:
+        the index into ``pick``."""
+        u = uniform32(rng, np.shape(rows))
+        k = np.left_shift(rows, self.bits, dtype=np.intp)
+        k |= u >> np.uint32(32 - self.bits)
+        alt = u >= np.take(self.threshold, k)
+        k <<= 1
+        k |= alt
+        return k
+
+    def sample(self, rows: NDArray[np.integer], rng: np.random.Generator) -> NDArray[np.integer]:
+        """One outcome value per entry of ``rows`` (any shape), one 32-bit uniform each."""
         return np.take(self.pick, self.slot(rows, rng))
 
     @property

@@ -12,9 +12,10 @@ both sides. Column ``k`` of each side is then the ``k``-th standing model, and a
 phase is:
 
 - combats 1 .. pairs - 1 (and combat 0 when nobody gangs up): one model against
-  one. Their outcome depends only on the two models' wounds, so one uniform per
-  combat draws it from the ``pair`` alias table (the whole grid at once; a column
-  past a trial's pairs holds a fallen model and its row leaves it unchanged);
+  one. Their outcome depends only on the two models' wounds, so one 32-bit
+  uniform per combat draws it from the ``pair`` alias table (the whole grid at
+  once; a column past a trial's pairs holds a fallen model and its row leaves it
+  unchanged). The table holds both models' key changes, added in place;
 - combat 0 of trials where one side has left-over models (ganging up): the duel
   roll by dice counts (one uniform), the single model's fate by hits received
   (one uniform), the ganged side's failed checks (one uniform), assigned to the
@@ -71,7 +72,7 @@ class _Layout:
         faster than an integer sum along rows.
         """
         with np.errstate(all="ignore"):  # some BLAS builds flag spurious invalid values
-            return (values.astype(np.float32) @ self.by_side).astype(np.int64)
+            return (values.astype(np.float32, copy=False) @ self.by_side).astype(np.int64)
 
 
 #: Fights in flight: small enough for the working arrays to stay in cache (several times faster
@@ -147,16 +148,23 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
 
 def _pair_combats(tables: DuelTables, key: NDArray[np.int16], w: NDArray[np.int16], pairs: NDArray,
                   gang: NDArray[np.bool_], nA: int, WB: int, identity: int, rng: np.random.Generator) -> None:
-    """Every one-against-one combat (column k of each side, k < pairs), one uniform each, in place.
+    """Every one-against-one combat (column k of each side, k < pairs), one 32-bit uniform each, in place.
 
     Combat 0 of ganged trials is left unchanged (the table's identity rows). The grid
     is cut in two: the columns most trials need, for all of them, and the rest only
     for the trials with that many pairs (fresh fights), so the work follows the pairs.
+    One look-up gives both models' key changes (two ``int16`` in one ``int32``), added
+    to the two sides' columns through ``int16`` views of the result.
     """
     K = int(pairs.max())
     if K == 0:
         return
-    cut = min(K, int(pairs.mean()) + 1)
+    table = tables.pair
+    # columns 0 .. cut - 1 for every trial, the rest only for the trials with more pairs (a gather and
+    # scatter, about twice the cost a cell): the cut of least cost from the pairs' histogram
+    n_more = len(pairs) - np.cumsum(np.bincount(pairs, minlength=K + 1))  # trials with more than c pairs
+    c = np.arange(1, K + 1)
+    cut = int(c[np.argmin(len(pairs) * c + 2 * n_more[1:] * (K - c))])
     for lo, hi, rows in ((0, cut, None), (cut, K, np.flatnonzero(pairs > cut) if K > cut else None)):
         if lo >= hi or (rows is not None and rows.size == 0):
             continue
@@ -168,14 +176,13 @@ def _pair_combats(tables: DuelTables, key: NDArray[np.int16], w: NDArray[np.int1
             code += w[rows, nA + lo:nA + hi]
         if lo == 0:
             code[:, 0] += gang * np.int16(identity)
-        slot = tables.pair.slot(code, rng)
-        for off, part in ((0, tables.pair_a), (nA, tables.pair_b)):
-            if rows is None:
-                view = key[:, off + lo:off + hi]
-                view &= _NOT_WOUNDS
-                view |= np.take(part, slot)
-            else:
-                key[rows, off + lo:off + hi] = (key[rows, off + lo:off + hi] & _NOT_WOUNDS) | np.take(part, slot)
+        change = np.take(table.pick, table.slot(code, rng)).view(np.int16)  # (rows, 2 * columns): A, B, A, B, ...
+        if rows is None:
+            key[:, lo:hi] += change[:, 0::2]
+            key[:, nA + lo:nA + hi] += change[:, 1::2]
+        else:
+            key[rows, lo:hi] += change[:, 0::2]
+            key[rows, nA + lo:nA + hi] += change[:, 1::2]
 
 
 def _ganged(plan: DuelPlan, tables: DuelTables, lay: _Layout, key: NDArray[np.int16], w: NDArray[np.int16],
@@ -187,21 +194,22 @@ def _ganged(plan: DuelPlan, tables: DuelTables, lay: _Layout, key: NDArray[np.in
     nA, nB = lay.n
     s0, s1 = plan.sides
     m = len(key)
-    member = lay.pos >= pairs[:, None].astype(np.int16)  # left-overs: past the pairs, and standing
-    member &= w > 0
-    member |= lay.pos == 0
-    if gang is not None:
-        member &= gang[:, None]
+    # the members' wounds: each side's first model, and the standing models past the pairs (only the
+    # larger side has any; a fallen model has no wounds, so no mask for it; no ``gang`` mask: rows
+    # without ganging are never drawn from below). Both sides stand, so pairs >= 1: column 0 is not past.
+    past = lay.pos >= pairs.astype(np.int16)[:, None]
+    wsum = lay.per_side(np.multiply(w, past, dtype=np.float32))
+    wsum[:, 0] += w[:, 0]
+    wsum[:, 1] += w[:, nA]
     extra = np.abs(cA - cB)                                 # left-over models of the larger side
-    size = np.stack([1 + extra * (cA > cB), 1 + extra * (cB > cA)], axis=1)  # members per side
-    wsum = lay.per_side(member * w)                         # their wounds
+    size = (1 + extra * (cA > cB), 1 + extra * (cB > cA))   # members per side
     # the duel roll: one d6 per wound (+1 per model with an extra die), keep the highest
-    dA = np.zeros(m, np.int64) if s0.prone else wsum[:, 0] + s0.extra_die * size[:, 0]
-    dB = np.zeros(m, np.int64) if s1.prone else wsum[:, 1] + s1.extra_die * size[:, 1]
+    dA = np.zeros(m, np.int64) if s0.prone else wsum[:, 0] + s0.extra_die * size[0]
+    dB = np.zeros(m, np.int64) if s1.prone else wsum[:, 1] + s1.extra_die * size[1]
     u = rng.random(m)
     a_wins = u < tables.roll[0, dA, dB]
     b_wins = ~a_wins & (u < tables.roll[1, dA, dB])
-    hits = (wsum[:, 0] + s0.extra_hit * size[:, 0], wsum[:, 1] + s1.extra_hit * size[:, 1])  # counted at the start
+    hits = (wsum[:, 0] + s0.extra_hit * size[0], wsum[:, 1] + s1.extra_hit * size[1])  # counted at the start
     y_is_b = cB > cA
     lost = (~a_wins, ~b_wins)
     if gang is not None:
@@ -220,7 +228,7 @@ def _ganged(plan: DuelPlan, tables: DuelTables, lay: _Layout, key: NDArray[np.in
         r = np.flatnonzero(x_side & lost[y])
         if r.size:
             block = key[r, lo:hi]
-            _assign(plan, tables, x, block, pairs[r], hits[x][r], size[r, y], rng)
+            _assign(plan, tables, x, block, pairs[r], hits[x][r], size[y][r], rng)
             key[r, lo:hi] = block
 
 
@@ -256,17 +264,16 @@ def _assign(plan: DuelPlan, tables: DuelTables, hitter: int, key: NDArray[np.int
         return
     fails = tables.fails[hitter].sample(hits, rng)
     dmg = plan.sides[hitter].hit_damage
-    # the weakest die while the fails last (their needs only grow along the sorted order)
-    used = np.zeros(m, np.int64)
-    slain = np.zeros(m, np.int64)
-    for j in range(width):
-        need = (order[:, j] >> 6).astype(np.int64)  # wounds of the j-th weakest
-        if dmg > 1:
-            need = -(-need // dmg)
-        need += (order[:, j] == _NONE) * 64          # no such member: more fails than any model deals
-        ok = used + need <= fails
-        used += ok * need
-        slain += ok
+    # the weakest die while the fails last: each needs ceil(wounds / damage) of them, and the needs only
+    # grow along the sorted order, so the slain are those whose running total of needs fits the fails
+    need = order >> 6
+    if dmg > 1:
+        need = -(-need // dmg)
+    need += (order == _NONE) * np.int16(64)  # no such member: more fails than any model deals
+    total = np.cumsum(need, axis=1, dtype=np.int64)
+    fit = total <= fails[:, None]
+    slain = fit.sum(axis=1)
+    used = (total * fit).max(axis=1)
     first = np.where(slain < width, order[rows, np.minimum(slain, width - 1)], _NONE)
     key += (sort_key < first[:, None]) * (DEAD - w)
     left = fails - used

@@ -19,7 +19,10 @@ integers, and each is tabulated exactly once per matchup:
   counts, cumulative (P attacker wins, P attacker or defender wins).
 
 Outcomes are *parts* of a model's key in the kernel's state array: wounds in
-bits 0-4, ``MISTED`` and ``DEAD`` flags.
+bits 0-4, ``MISTED`` and ``DEAD`` flags; ``pair`` holds instead the change of
+both models' keys (new part minus wounds), two ``int16`` read as one ``int32``.
+Every table is an :class:`._alias.AliasBits` (one 32-bit uniform a draw; each
+outcome's probability exact to within (slots a row) x ``2**-32``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._alias import AliasRows
+from ._alias import AliasBits
 from ._duel_plan import DuelPlan
 
 __all__ = ["DuelTables", "build_tables", "WOUNDS", "MISTED", "DEAD", "SIDE", "IDX_SHIFT", "MAX_ROLL_CELLS"]
@@ -47,12 +50,10 @@ MAX_ROLL_CELLS = 1 << 19
 class DuelTables:
     """The exact tables of :func:`build_tables` (see the module docstring)."""
 
-    pair: AliasRows
-    pair_a: NDArray[np.int16]     # the attacker's and the defender's parts of each ``pair.pick`` entry
-    pair_b: NDArray[np.int16]
-    hit_one: tuple[AliasRows | None, AliasRows | None]
-    fails: tuple[AliasRows | None, AliasRows | None]
-    partial: tuple[AliasRows, AliasRows]
+    pair: AliasBits               # values: the two models' key changes, two int16 read as one int32
+    hit_one: tuple[AliasBits | None, AliasBits | None]
+    fails: tuple[AliasBits | None, AliasBits | None]
+    partial: tuple[AliasBits, AliasBits]
     roll: NDArray[np.float64]     # (2, dice A + 1, dice B + 1): P(A wins), P(A or B wins)
 
     @property
@@ -97,7 +98,7 @@ class _Builder:
         np.add.at(out, left - np.minimum(k * dmg, left), pk)
         return out
 
-    def hit_one(self, hitter: int, max_hits: int) -> AliasRows | None:
+    def hit_one(self, hitter: int, max_hits: int) -> AliasBits | None:
         """Rows ``H * (W + 1) + w``: a single loser of side ``1 - hitter`` with ``w`` wounds takes ``H`` hits.
 
         Columns: wounds left 0..W (0 = slain), then W + 1 = misted.
@@ -120,9 +121,9 @@ class _Builder:
                 P[:, w, :W + 1] = pf @ post
                 P[:, w, 0] += np.clip(1.0 - pf.sum(1), 0.0, None)  # at least `need` fails
         values = np.array([_part(w) for w in range(W + 1)] + [_part(0, True)])
-        return AliasRows.build(P.reshape(-1, W + 2), values, dtype=np.int32)
+        return AliasBits.build(P.reshape(-1, W + 2), values, dtype=np.int32)
 
-    def partial(self, loser: int) -> AliasRows:
+    def partial(self, loser: int) -> AliasBits:
         """Rows ``w * (W + 1) + f``: a model of side ``loser`` that took ``f`` fails and survives."""
         hitter = 1 - loser
         W = self.plan.sides[loser].wounds
@@ -135,9 +136,9 @@ class _Builder:
                 else:
                     P[w, f, w] = 1.0  # not drawn
         values = np.array([_part(w) for w in range(W + 1)])
-        return AliasRows.build(P.reshape(-1, W + 1), values, dtype=np.int32)
+        return AliasBits.build(P.reshape(-1, W + 1), values, dtype=np.int32)
 
-    def fails(self, hitter: int) -> AliasRows | None:
+    def fails(self, hitter: int) -> AliasBits | None:
         """Rows ``H``: failed checks of ``H`` hits of side ``hitter`` (None: instant death, no check)."""
         if self.plan.instant[hitter]:
             return None
@@ -145,13 +146,16 @@ class _Builder:
         top = s.wounds + s.extra_hit
         H = np.arange(top + 1)
         P = _pmf(H[:, None], self.plan.p_fail[hitter], H[None, :])
-        return AliasRows.build(P, dtype=np.int64)
+        return AliasBits.build(P, dtype=np.int64)
 
-    def pair(self) -> AliasRows:
-        """Rows ``wa * (WB + 1) + wb``: one model against one; values pack the A part and the B part << 16.
+    def pair(self) -> AliasBits:
+        """Rows ``wa * (WB + 1) + wb``: one model against one; values: the change of each model's key.
 
-        Rows from ``(WA + 1) * (WB + 1)`` on repeat the states unchanged (for a column whose
-        combat is resolved elsewhere).
+        A value is two ``int16`` (the attacker's key change, then the defender's) read as one
+        ``int32``: one look-up gives both. A standing model's key changes by its new part minus
+        its wounds; a row with a fallen model (wounds 0) changes nothing. Rows from
+        ``(WA + 1) * (WB + 1)`` on repeat the states unchanged (for a column whose combat is
+        resolved elsewhere).
         """
         s0, s1 = self.plan.sides
         WA, WB = s0.wounds, s1.wounds
@@ -176,10 +180,14 @@ class _Builder:
                 row[wa, :] += win_a * db
                 row[:, wb] += win_b * da
                 row += both * np.outer(da, db)
-        va = np.array([_part(w) for w in range(WA + 1)] + [_part(0, True)], np.int64)
-        vb = np.array([_part(w) for w in range(WB + 1)] + [_part(0, True)], np.int64)
-        values = (va[:, None] | (vb[None, :] << 16)).ravel()
-        return AliasRows.build(P, values, dtype=np.int32)
+        va = np.array([_part(w) for w in range(WA + 1)] + [_part(0, True)], np.int16)
+        vb = np.array([_part(w) for w in range(WB + 1)] + [_part(0, True)], np.int16)
+        wa, wb = np.divmod(np.arange(2 * n_rows) % n_rows, WB + 1)  # each row's wounds
+        delta = np.zeros((2 * n_rows, WA + 2, WB + 2, 2), np.int16)
+        delta[..., 0] = (va[None, :, None] - wa[:, None, None]) * (wa > 0)[:, None, None]
+        delta[..., 1] = (vb[None, None, :] - wb[:, None, None]) * (wb > 0)[:, None, None]
+        values = np.ascontiguousarray(delta).view(np.int32).reshape(2 * n_rows, -1)  # [A, B] in memory order
+        return AliasBits.build(P, values, dtype=np.int32)
 
     def roll_upto(self, top0: int, top1: int) -> NDArray[np.float64]:
         """Cumulative duel roll ``[P(A wins), P(A or B wins)]`` by dice counts 0..top (0 = prone: counts as a 1).
@@ -233,8 +241,6 @@ def build_tables(plan: DuelPlan) -> DuelTables | None:
     pair = b.pair()
     return DuelTables(
         pair=pair,
-        pair_a=(pair.pick & 0xFFFF).astype(np.int16),
-        pair_b=(pair.pick >> 16).astype(np.int16),
         hit_one=(b.hit_one(0, hits[0]), b.hit_one(1, hits[1])),
         fails=(b.fails(0), b.fails(1)),
         partial=(b.partial(0), b.partial(1)),

@@ -438,3 +438,28 @@ def test_bench_group_matchups_say_their_sizes():
     assert labels[0].startswith("10 v 10") and labels[1].startswith("20 v 20")
     att, dfn = RULESET.bench_extra_matchups()[1][:2]
     assert att.count == dfn.count == 20
+
+
+@pytest.mark.parametrize("rows, outcomes, zeros", [(50, 7, 0.3), (20, 3, 0.0), (10, 40, 0.5), (5, 1, 0.0)])
+def test_bit_alias_tables_hold_the_exact_distribution(rows, outcomes, zeros):
+    """The group kernel's tables (AliasBits, 32-bit uniforms): the probability each row's slots and
+    thresholds give every outcome is the dense matrix's, within width * 2**-32; impossible outcomes
+    are never drawn; a fixed seed gives the same draws."""
+    from sim.rulesets._alias import AliasBits
+    rng = np.random.default_rng(7)
+    P = rng.random((rows, outcomes)) * (rng.random((rows, outcomes)) >= zeros)
+    P[:, 0] += 1e-3
+    P /= P.sum(axis=1, keepdims=True)
+    t = AliasBits.build(P)
+    K, shift = 1 << t.bits, 32 - t.bits
+    keep = (t.threshold.astype(np.int64) - (np.tile(np.arange(K), rows) << shift)) / 2.0 ** shift
+    assert ((keep >= 0) & (keep <= 1)).all()
+    implied = np.zeros((rows, outcomes))
+    row = np.repeat(np.arange(rows), K)
+    np.add.at(implied, (row, t.pick[0::2]), keep / K)
+    np.add.at(implied, (row, t.pick[1::2]), (1 - keep) / K)
+    assert np.abs(implied - P).max() <= K * 2.0 ** -32
+    assert not ((implied > 0) & (P == 0)).any()
+    draws = t.sample(np.arange(rows).repeat(100), np.random.default_rng(3))
+    assert np.array_equal(draws, t.sample(np.arange(rows).repeat(100), np.random.default_rng(3)))
+    assert (P[np.arange(rows).repeat(100), draws] > 0).all()
