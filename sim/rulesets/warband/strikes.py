@@ -268,17 +268,14 @@ class PairTable:
         return (code_a.astype(np.intp) * self.n_codes_d + code_d) * 3 + mode
 
 
-def _transitions(rows: list[dict], W: int) -> list[dict[int, float]]:
-    """Target code -> {new code: p} for a fresh phase (the target may parry), from batch rows."""
+def _transitions(t: StrikeTable) -> list[dict[int, float]]:
+    """Target code -> {new code: p} for a fresh phase (the target may parry), from ``t``'s coded rows."""
+    W = t.W
     out = []
     for c in range(W + 3):
-        if c == W + 2:
-            out.append({W + 3: 1.0})                      # stunned: out of action
-            continue
-        r = rows[2 * (W + 1)] if c == W + 1 else rows[c + W + 1]
+        r = t.rows[c + W + 1] if c <= W else t.rows[2 * (W + 1) + (c - W - 1)]   # knocked down, stunned
         d: dict[int, float] = {}
-        for (w, s, _), p in r.items():
-            k = _code(w, s, W)
+        for (k, _), p in r.items():
             d[k] = d.get(k, 0.0) + p
         out.append(d)
     return out
@@ -287,8 +284,7 @@ def _transitions(rows: list[dict], W: int) -> list[dict[int, float]]:
 def pair_table(a_on_d: StrikeTable, d_on_a: StrikeTable) -> PairTable:
     """Compose the two one-attack batch distributions into the pair's phase distribution."""
     Wa, Wd = d_on_a.W, a_on_d.W
-    t_ad = _transitions(batch_rows(a_on_d.blows, a_on_d.target), Wd)
-    t_da = _transitions(batch_rows(d_on_a.blows, d_on_a.target), Wa)
+    t_ad, t_da = _transitions(a_on_d), _transitions(d_on_a)
 
     def phase(ca: int, cd: int, a_first: bool) -> dict[tuple[int, int], float]:
         out: dict[tuple[int, int], float] = {}
