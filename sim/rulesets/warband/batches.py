@@ -33,7 +33,8 @@ from __future__ import annotations
 import itertools
 from functools import lru_cache
 
-from .tables import EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, critical_result, injury_result
+from .single import _injury
+from .tables import EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, critical_result
 
 __all__ = ["MAX_TABLE_ATTACKS", "several_batch_distribution"]
 
@@ -67,19 +68,8 @@ def _hit_sets(b, may_parry: bool, parry_reroll: bool) -> Dist:
     return out
 
 
-@lru_cache(maxsize=256)
-def _injury_max(rolls: int, mod: int, concussion: bool) -> Dist:
-    """{worst result: p} of ``rolls`` injury rolls d6 + ``mod`` (results KD < ST < OOA)."""
-    per = [0.0] * 4
-    for d in range(1, 7):
-        per[injury_result(d + mod, concussion)] += 1 / 6
-    out: Dist = {}
-    below = 0.0
-    for s in (KNOCKED_DOWN, STUNNED, OUT_OF_ACTION):
-        upto = sum(per[:s + 1]) ** rolls
-        _add(out, s, upto - below)
-        below = upto
-    return out
+#: {worst result: p} of ``rolls`` injury rolls d6 + ``mod`` (the one-attack table's, kept per process)
+_injury_max = lru_cache(maxsize=256)(_injury)
 
 
 def _wound_outcomes(b, j: int, crit_spent: bool, p_step: float) -> list[tuple[float, int, int, bool]]:
