@@ -10,7 +10,7 @@ operations per draw (two or three table look-ups, no search).
 32-bit uniform (from the generator's raw 64-bit output, two a draw): integer
 arithmetic only, each outcome's probability exact to within (slots a row) x ``2**-32``.
 
-Used by the ``grimdark`` and ``duel`` kernels (private to ``sim.rulesets``).
+Used by the ``grimdark``, ``duel`` and ``warband`` group kernels (private to ``sim.rulesets``).
 """
 
 from __future__ import annotations

@@ -416,7 +416,7 @@ def _joint(joint, old, Wt, may, side, rng: np.random.Generator):
     row = joint.offset[1] * side + old + (Wt + 1) * (may | (old > Wt))
     if joint.offset[0]:
         row += joint.offset[0] * ~side
-    pick = joint.table.sample(row, rng.random(old.size))
+    pick = joint.table.sample(row, rng)
     return np.take(joint.new_code, pick), np.take(joint.hit, pick)
 
 

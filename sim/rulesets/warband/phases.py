@@ -16,12 +16,17 @@ from .stars import pattern
 __all__ = ["CHUNK", "pair_rows", "pairs", "stars", "hub_phase"]
 
 
+_POW2 = 2.0 ** np.arange(24, dtype=np.float32)
+
+
 def _bits(mask: NDArray[np.bool_]) -> NDArray[np.int32]:
-    """Per-fight bitmask of a (warriors, fights) boolean array: bit i for row i."""
-    out = mask[0].astype(np.int32)
-    for i in range(1, mask.shape[0]):
-        out |= mask[i].astype(np.int32) << i
-    return out
+    """Per-fight bitmask of a (warriors, fights) boolean array: bit i for row i.
+
+    A float32 matrix product with the powers of two: exact (every partial sum is an integer
+    below 2**24; a side has at most 20 warriors) and about twice as fast as a shift per row.
+    """
+    with np.errstate(all="ignore"):  # some BLAS builds flag spurious invalid values
+        return (_POW2[:mask.shape[0]] @ mask.astype(np.float32)).astype(np.int32)
 
 
 #: Entries per call of the sparse steps. Their temporaries then stay below glibc's mmap threshold
@@ -41,12 +46,11 @@ def _low(x: NDArray[np.int32]) -> NDArray[np.intp]:
     return np.bitwise_count((x & -x) - 1).astype(np.intp)
 
 
-def pair_rows(kp, rk: int) -> NDArray[np.float64]:
-    """Pair-table row of every (attacker's state byte, defender's state byte), as a float.
+def pair_rows(kp, rk: int) -> NDArray[np.int32]:
+    """Pair-table row of every (attacker's state byte, defender's state byte).
 
     A state byte is ``code * 3 + class`` (see :func:`pairs`); the row also folds in the order
-    mode, which only depends on the two classes (Initiative is fixed per side). A float, so
-    that :meth:`.strikes.Alias.sample` adds the uniform to it exactly as to an integer row.
+    mode, which only depends on the two classes (Initiative is fixed per side).
     """
     pt = kp.groups.pair[rk]
     ia, id_ = kp.sides[0].i, kp.sides[1].i
@@ -55,7 +59,7 @@ def pair_rows(kp, rk: int) -> NDArray[np.float64]:
                                        indexing="ij")
     ka, kd = cls_a * 64 - ia, cls_d * 64 - id_
     mode = (ka > kd) + 2 * (ka == kd)                   # 0 a first, 1 d first, 2 roll-off
-    return pt.row(ca, cd, mode).astype(np.float64).reshape(3 * na_codes, 3 * nd_codes)
+    return pt.row(ca, cd, mode).astype(np.int32).reshape(3 * na_codes, 3 * nd_codes)
 
 
 def pairs(kp, st, e, flat, rk: int, rng: np.random.Generator) -> None:
@@ -73,7 +77,7 @@ def pairs(kp, st, e, flat, rk: int, rng: np.random.Generator) -> None:
     lut = st.pair_rows[rk]
     row = np.take(lut.reshape(-1), sb[e].astype(np.intp) * lut.shape[1] + sb[ed])
     pt = kp.groups.pair[rk]
-    pick = pt.table.sample(row, rng.random(e.size))
+    pick = pt.table.sample(row, rng)
     code[e], code[ed] = np.take(pt.new_a, pick), np.take(pt.new_d, pick)
     broken = np.flatnonzero(np.take(pt.broken, pick))
     if broken.size:
@@ -100,8 +104,7 @@ def stars(kp, st, k: int, e, flat, rk: int, rng: np.random.Generator) -> None:
     k1 = c[e1] * np.int16(64) - Il
     k2 = c[e2] * np.int16(64) - Il
     tb = kp.groups.star[k][rk]
-    pick = tb.table.sample(tb.row(cc, c1, c2, pattern(kc, k1, k2)), rng.random(e.size))
-    nc, n1, n2 = np.take(tb.new_c, pick), np.take(tb.new_1, pick), np.take(tb.new_2, pick)
+    nc, n1, n2 = tb.sample(tb.row(cc, c1, c2, pattern(kc, k1, k2)), rng)
     code[e], code[e1], code[e2] = nc, n1, n2
     out_c, out_l = st.W[k] + 3, st.W[1 - k] + 3
     dead = np.flatnonzero(nc == out_c)
@@ -189,9 +192,8 @@ def hub_phase(kp, st, k: int, e, code, cont, deg, c, rk: int, rng: np.random.Gen
     # contacts: a centre out of action frees every leaf; a leaf out of action leaves its centre
     out = np.flatnonzero(cc == Wc + 3)
     if out.size:
-        for s in range(slots):
-            v = out[valid[s, out]]
-            cont[leaves[s, v]], deg[leaves[s, v]] = 0, 0
+        freed = leaves[:, out][valid[:, out]]
+        cont[freed], deg[freed] = 0, 0
         cont[e[out]], deg[e[out]] = 0, 0
     lt = leaves[t, cols]
     gone = np.flatnonzero(has_target & (code[lt] == Wl + 3) & (cc < Wc + 3))

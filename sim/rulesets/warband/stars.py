@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .strikes import Alias
+from .._alias import AliasBits
 
-__all__ = ["StarTable", "star_table", "alias_rows", "pattern"]
+__all__ = ["StarTable", "star_table", "pattern"]
 
 #: The six strike orders of (center 0, leaf 1, leaf 2).
 _PERMS = np.array(list(itertools.permutations(range(3))), np.int8)
@@ -71,17 +71,20 @@ def pattern(kc, k1, k2):
 
 @dataclass(frozen=True)
 class StarTable:
-    """Alias tables of a star's phase (see the module docstring); outcomes as new codes."""
+    """Alias tables of a star's phase (see the module docstring), drawing the new codes packed
+    as ``(center * 16 + leaf 1) * 16 + leaf 2`` (no outcome arrays to look up)."""
 
     n_c: int
     n_l: int
-    table: Alias
-    new_c: NDArray[np.int8]
-    new_1: NDArray[np.int8]
-    new_2: NDArray[np.int8]
+    table: AliasBits
 
     def row(self, cc, c1, c2, pat) -> NDArray[np.intp]:
         return ((cc.astype(np.intp) * self.n_l + c1) * self.n_l + c2) * N_PATTERNS + pat
+
+    def sample(self, row: NDArray[np.intp], rng: np.random.Generator):
+        """New codes (center, leaf 1, leaf 2) of the stars in ``row``, one 32-bit uniform each."""
+        code = self.table.sample(row, rng)
+        return code >> 8, (code >> 4) & 15, code & 15
 
 
 def _transitions(rows, W: int):
@@ -164,33 +167,4 @@ def star_table(center_on_leaf, leaf_on_center) -> StarTable:
     C = np.zeros((n_rows, K), np.int64)
     P[row, slot], C[row, slot] = prob, code
     P /= P.sum(1, keepdims=True)
-    acc, alias = alias_rows(P)
-    C = C.ravel()
-    return StarTable(n_c, n_l, Alias(K, acc.ravel(), (alias + np.arange(n_rows)[:, None] * K).ravel()),
-                     (C // 256).astype(np.int8), ((C // 16) % 16).astype(np.int8), (C % 16).astype(np.int8))
-
-
-def alias_rows(P: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
-    """Vose alias tables of every row of ``P`` (rows sum to 1), vectorised over rows.
-
-    Returns (acceptance probability, alias slot), both (rows, K): slot j keeps j with
-    probability ``acc[j]``, else takes ``alias[j]``.
-    """
-    R, K = P.shape
-    scaled = P * K
-    acc = np.ones((R, K))
-    alias = np.tile(np.arange(K), (R, 1))
-    done = np.zeros((R, K), bool)
-    rows = np.arange(R)
-    for _ in range(K):
-        small = ~done & (scaled < 1.0)
-        large = ~done & (scaled >= 1.0)
-        has = small.any(1) & large.any(1)
-        if not has.any():
-            break
-        r = rows[has]
-        s, g = small[r].argmax(1), large[r].argmax(1)
-        acc[r, s], alias[r, s] = scaled[r, s], g
-        scaled[r, g] -= 1.0 - scaled[r, s]
-        done[r, s] = True
-    return acc, alias
+    return StarTable(n_c, n_l, AliasBits.build(P, C, dtype=np.int16))     # C: the packed new codes

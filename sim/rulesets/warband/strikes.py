@@ -35,7 +35,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .batches import MAX_TABLE_ATTACKS, several_batch_distribution
-from .single import alias_table, batch_distribution
+from .._alias import AliasBits
+from .single import batch_distribution
 from .tables import (
     EXPOSED_SPOT,
     KNOCKED_DOWN,
@@ -65,38 +66,57 @@ def _code(w: int, status: int, W: int) -> int:
 
 @dataclass(frozen=True)
 class Alias:
-    """Walker alias tables, ``K`` slots per row; outcomes by flat index ``row * K + slot``."""
+    """Alias tables of many small distributions laid out densely, ``K`` outcome columns a row.
+
+    An outcome is named by its flat index ``row * K + column``, which the owner's outcome
+    arrays (new codes, hits) are indexed by. A draw is one 32-bit uniform through
+    :class:`.._alias.AliasBits` (a power-of-two number of slots a row, integer arithmetic
+    only): each outcome's probability is exact to within (slots a row) x ``2**-32``.
+    """
 
     K: int
-    prob: NDArray[np.float64]
-    alias: NDArray[np.intp]
-    #: slot index + acceptance probability: slot j of row r is kept iff K (r + u) < threshold[r K + j]
-    threshold: NDArray[np.float64] = None  # type: ignore[assignment]
+    bits: AliasBits
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "threshold", np.arange(self.prob.size) + self.prob)
+    @classmethod
+    def build(cls, P: NDArray[np.float64]) -> "Alias":
+        """From a dense ``P[row, column]`` (each row sums to 1)."""
+        S, K = P.shape
+        flat = np.arange(S * K, dtype=np.int32).reshape(S, K)
+        return cls(K, AliasBits.build(P, flat, dtype=np.int32))
 
-    def sample(self, row: NDArray[np.intp], u: NDArray[np.float64]) -> NDArray[np.intp]:
-        """Flat outcome indices for rows ``row`` from uniforms ``u`` in [0, 1)."""
-        y = (row + u) * self.K
-        flat = y.astype(np.intp)
-        return np.where(y < np.take(self.threshold, flat), flat, np.take(self.alias, flat))
+    def sample(self, row: NDArray[np.integer], rng: np.random.Generator) -> NDArray[np.int32]:
+        """Flat outcome indices for integer rows ``row``, one 32-bit uniform each."""
+        return self.bits.sample(row, rng)
+
+    def masses(self, row: int) -> dict[int, float]:
+        """The probability the table gives each flat outcome of ``row`` (from its own thresholds)."""
+        b = self.bits
+        shift = 32 - b.bits
+        out: dict[int, float] = {}
+        for k in range(row << b.bits, (row + 1) << b.bits):
+            keep = (int(b.threshold[k]) - ((k - (row << b.bits)) << shift)) / (1 << shift)
+            for flat, q in ((int(b.pick[2 * k]), keep), (int(b.pick[2 * k + 1]), 1.0 - keep)):
+                if q > 0:
+                    out[flat] = out.get(flat, 0.0) + q / (1 << b.bits)
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return self.bits.nbytes
 
 
 def _alias(rows: list[dict[int, float]]) -> tuple[Alias, list[list[int]]]:
-    """Alias tables of probability rows ``{outcome: p}``; also each row's outcomes by slot."""
+    """Alias tables of probability rows ``{outcome: p}``; also each row's outcomes by column."""
     K = max(len(r) for r in rows)
-    prob, alias = np.ones(len(rows) * K), np.arange(len(rows) * K)
+    P = np.zeros((len(rows), K))
     slots = []
     for i, r in enumerate(rows):
         items = [(k, p) for k, p in r.items() if p > 0]
         total = sum(p for _, p in items)
         assert abs(total - 1) < 1e-9, (i, r)
-        p, a = alias_table([p / total for _, p in items] + [0.0] * (K - len(items)))
-        prob[i * K:(i + 1) * K] = p
-        alias[i * K:(i + 1) * K] = i * K + a
+        P[i, :len(items)] = [p / total for _, p in items]
         slots.append([k for k, _ in items] + [items[0][0]] * (K - len(items)))
-    return Alias(K, prob, alias), slots
+    return Alias.build(P), slots
 
 
 @dataclass(frozen=True)
@@ -126,7 +146,7 @@ class StrikeTable:
         if self.table is not None:
             # rows: w0 (no parry left), W + 1 + w0 (may parry), 2 (W + 1) knocked down
             row = code.astype(np.intp) + (W + 1) * (may_parry | (code == W + 1))
-            pick = self.table.sample(row, rng.random(code.size))
+            pick = self.table.sample(row, rng)
             return self.new_code[pick], self.hit[pick]
         return _dice(self.blows, self.target, W, code, may_parry, rng)
 
@@ -338,7 +358,7 @@ class VolleyTable:
                rng: np.random.Generator) -> tuple[NDArray[np.int8], NDArray[np.bool_]]:
         """New (code, parry spent) of targets ``code`` after ``j`` batches each (0 <= j <= most)."""
         row = (j.astype(np.intp) * (self.W + 4) + code) * 2 + spent
-        pick = self.table.sample(row, rng.random(code.size))
+        pick = self.table.sample(row, rng)
         return np.take(self.new_code, pick), np.take(self.spent, pick)
 
 
