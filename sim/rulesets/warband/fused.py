@@ -15,6 +15,8 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from ...limits import table_bytes
+
 from .stars import star_table
 from .strikes import CodeTable, PairTable, StrikeTable, VolleyTable, code_table, pair_table, strike_table, volley_table
 from .tables import WarbandUnit
@@ -44,9 +46,12 @@ class GroupTables:
 MOST_LEAVES = 20
 
 #: Group tables by matchup content: they do not depend on the counts, so the equal-points copies of
-#: one pair of profiles (and repeated runs) build them once per process. Bounded, oldest dropped.
-_GROUP_CACHE: OrderedDict[tuple, GroupTables] = OrderedDict()
-_GROUP_CACHE_SIZE = 32
+#: one pair of profiles (and repeated runs) build them once per process. Bounded by bytes, oldest
+#: dropped: the budget holds every pair of profiles of the shipped roster (71 MiB), because the
+#: fair-points search visits all of them in turn, round after round, and a smaller
+#: least-recently-used cache would miss on nearly every visit.
+_GROUP_CACHE: OrderedDict[tuple, tuple[GroupTables, int]] = OrderedDict()
+_GROUP_CACHE_BYTES = 96 << 20
 
 
 def _profile(u: WarbandUnit) -> WarbandUnit:
@@ -86,8 +91,11 @@ def _by_kind(tables: list) -> tuple:
 def cached_group_tables(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, sides, blows) -> GroupTables:
     """:func:`group_tables` through the per-process cache."""
     key = (_profile(att), _profile(dfn), charging, fist_as_user)
-    tables = _GROUP_CACHE.pop(key, None) or group_tables(sides, blows)
-    _GROUP_CACHE[key] = tables                      # most recent last; the oldest is dropped
-    if len(_GROUP_CACHE) > _GROUP_CACHE_SIZE:
+    hit = _GROUP_CACHE.pop(key, None)
+    if hit is None:
+        tables = group_tables(sides, blows)
+        hit = (tables, table_bytes(tables))
+    _GROUP_CACHE[key] = hit                         # most recent last; the oldest are dropped
+    while len(_GROUP_CACHE) > 1 and sum(b for _, b in _GROUP_CACHE.values()) > _GROUP_CACHE_BYTES:
         _GROUP_CACHE.popitem(last=False)
-    return tables
+    return hit[0]
