@@ -35,13 +35,11 @@ from numpy.typing import NDArray
 from ._alias import AliasBits
 from ._duel_plan import DuelPlan
 
-__all__ = ["DuelTables", "build_tables", "WOUNDS", "MISTED", "DEAD", "SIDE", "IDX_SHIFT", "MAX_ROLL_CELLS"]
+__all__ = ["DuelTables", "build_tables", "WOUNDS", "MISTED", "DEAD", "MAX_ROLL_CELLS"]
 
 WOUNDS = 31          # bits 0-4: wounds left
 MISTED = 1 << 5      # slain by instant death
-IDX_SHIFT = 6        # bits 6-10: the model's listed position
-DEAD = 1 << 11       # down (sorts after every standing model of its side)
-SIDE = 1 << 12       # the defender's models (sort after the attacker's)
+DEAD = 1 << 11       # down: a key at least DEAD is a fallen model
 #: Largest duel-roll table of a ganged combat (dice counts A x dice counts B).
 MAX_ROLL_CELLS = 1 << 19
 
