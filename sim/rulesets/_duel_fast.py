@@ -1,6 +1,6 @@
 """``duel`` group kernel: every combat of a phase drawn whole from its exact outcome table.
 
-State: one ``int16`` key per model, ``dead << 11 | misted << 5 | wounds``, in a
+State: one ``int8`` key per model, ``dead << 6 | misted << 5 | wounds``, in a
 *column-major* (attacker models + defender models, trials) array: row ``j`` of
 a side's block is its ``j``-th standing model, in listed order (the pairing
 order), its fallen models after them (in any order). Every step of a phase is then an
@@ -66,12 +66,12 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
     nA, nB = plan.sides[0].count, plan.sides[1].count
     WB = plan.sides[1].wounds
     identity = (plan.sides[0].wounds + 1) * (WB + 1)  # offset of the pair table's "unchanged" rows
-    start = np.array([plan.sides[0].wounds] * nA + [WB] * nB, np.int16)[:, None]
+    start = np.array([plan.sides[0].wounds] * nA + [WB] * nB, np.int8)[:, None]
     remaining = np.zeros((2, n), np.int64)
     alive = np.zeros((2, n), np.int64)
     misted = np.zeros((2, n), np.int64)
     n_rounds = np.zeros(n, np.int64)
-    key = np.empty((nA + nB, 0), np.int16)
+    key = np.empty((nA + nB, 0), np.int8)
     idx = np.empty(0, np.int64)
     fought = np.empty(0, np.int64)
     cA = cB = np.empty(0, np.int64)
@@ -100,8 +100,8 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
             o = np.flatnonzero(over)
             done, k_over = idx[o], np.take(key, o, axis=1)
             for s, (lo, hi) in enumerate(((0, nA), (nA, nA + nB))):
-                remaining[s, done] = np.add.reduce(k_over[lo:hi] & WOUNDS, axis=0)
-                misted[s, done] = np.add.reduce(k_over[lo:hi] & MISTED, axis=0) // MISTED
+                remaining[s, done] = np.add.reduce(k_over[lo:hi] & WOUNDS, axis=0, dtype=np.int16)
+                misted[s, done] = np.add.reduce(k_over[lo:hi] & MISTED, axis=0, dtype=np.int16) // MISTED
             alive[0, done], alive[1, done] = cA[o], cB[o]
             n_rounds[done] = fought[o]
             keep = ~over
@@ -111,7 +111,7 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
                          n_rounds, rounds, limit)
 
 
-def _new_rows(key: NDArray[np.int16], nA: int) -> tuple[NDArray[np.int16], NDArray, NDArray]:
+def _new_rows(key: NDArray[np.int8], nA: int) -> tuple[NDArray[np.int16], NDArray, NDArray]:
     """Each model's row once its side's standing models come first, in listed order, and its fallen
     ones after; and the standing counts of both sides.
 
@@ -133,7 +133,7 @@ def _new_rows(key: NDArray[np.int16], nA: int) -> tuple[NDArray[np.int16], NDArr
     return target, above[nA].astype(np.int64), (above[N + 1] - nA).astype(np.int64)
 
 
-def _compact(key: NDArray[np.int16], target: NDArray[np.int16], keep: NDArray[np.bool_] | None) -> NDArray[np.int16]:
+def _compact(key: NDArray[np.int8], target: NDArray[np.int16], keep: NDArray[np.bool_] | None) -> NDArray[np.int8]:
     """The keys moved to their ``target`` rows, and only the trials ``keep`` (None: all): one scatter
     that also moves the kept trials' columns first (then one contiguous copy of them)."""
     N, m = key.shape
@@ -157,15 +157,15 @@ def _from_bottom(nA: int, N: int) -> NDArray[np.int16]:
     return (np.where(j < nA, nA, N) - 1 - j).astype(np.int16)[:, None]
 
 
-def _pair_combats(tables: DuelTables, key: NDArray[np.int16], w: NDArray[np.int16], pairs: NDArray,
+def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], pairs: NDArray,
                   gang: NDArray[np.bool_], nA: int, WB: int, identity: int, rng: np.random.Generator) -> None:
     """Every one-against-one combat (row k of each side, k < pairs), one 32-bit uniform each, in place.
 
     Combat 0 of ganged trials is left unchanged (the table's identity rows). The grid
     is cut in two: the rows most trials need, for all of them, and the rest only for
     the trials with that many pairs (fresh fights), so the work follows the pairs.
-    One look-up gives both models' key changes (two ``int16`` in one ``int32``), added
-    to the two sides' rows through ``int16`` views of the result.
+    One look-up gives both models' key changes (two ``int8`` in one ``int16``), added
+    to the two sides' rows through ``int8`` views of the result.
     """
     K = int(pairs.max())
     if K == 0:
@@ -180,14 +180,14 @@ def _pair_combats(tables: DuelTables, key: NDArray[np.int16], w: NDArray[np.int1
         if lo >= hi or (cols is not None and cols.size == 0):
             continue
         if cols is None:
-            code = w[lo:hi] * np.int16(WB + 1)
+            code = np.multiply(w[lo:hi], WB + 1, dtype=np.int16)
             code += w[nA + lo:nA + hi]
         else:
-            code = np.take(w[lo:hi], cols, axis=1) * np.int16(WB + 1)
+            code = np.multiply(np.take(w[lo:hi], cols, axis=1), WB + 1, dtype=np.int16)
             code += np.take(w[nA + lo:nA + hi], cols, axis=1)
         if lo == 0:
             code[0] += gang * np.int16(identity)
-        change = np.take(table.pick, table.slot(code, rng)).view(np.int16)  # (rows, 2 * trials): A, B, A, B, ...
+        change = table.sample(code, rng).view(np.int8)  # (rows, 2 * trials): A, B, A, B, ...
         if cols is None:
             key[lo:hi] += change[:, 0::2]
             key[nA + lo:nA + hi] += change[:, 1::2]
@@ -196,7 +196,7 @@ def _pair_combats(tables: DuelTables, key: NDArray[np.int16], w: NDArray[np.int1
             key[nA + lo:nA + hi, cols] += change[:, 1::2]
 
 
-def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int16], w: NDArray[np.int16],
+def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8],
             cA: NDArray, cB: NDArray, pairs: NDArray, gang: NDArray[np.bool_], rng: np.random.Generator) -> None:
     """Combat 0 of the trials ``gang`` where one side (y) has left-over models: they all join it against
     the other side's (x) first model. ``key`` is updated in place; ``w``: wounds at the start of the
@@ -212,7 +212,7 @@ def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int16], w: NDArr
     for lo, hi in ((0, nA), (nA, nA + nB)):
         past = np.arange(hi - lo, dtype=np.int16)[:, None] >= p16
         past[0] = True
-        wsum.append(np.add.reduce(w[lo:hi] * past, axis=0)[g].astype(np.int64))  # int16: exact, no casting loop
+        wsum.append(np.add.reduce(np.multiply(w[lo:hi], past, dtype=np.int16), axis=0)[g].astype(np.int64))
     pg = pairs[g]
     extra = np.abs(cA[g] - cB[g])                                 # left-over models of the larger side
     y_is_b = cB[g] > cA[g]
@@ -245,7 +245,7 @@ def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int16], w: NDArr
         _assign(plan, tables, key, groups, rng)
 
 
-def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int16], groups: list, rng: np.random.Generator) -> None:
+def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: list, rng: np.random.Generator) -> None:
     """Failed checks (or instant-death hits) from one model on the ganged side's members in combat 0:
     its first model and those past the pairs. ``groups``: per hitting side ``x``, the trials, their
     pairs and the fails; ``key`` is updated in place.
@@ -265,18 +265,18 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int16], groups: 
     for x, t, pairs, fails in groups:
         y = 1 - x
         lo, hi = (nA, nA + plan.sides[1].count) if y == 1 else (0, nA)
-        blk = np.full((c, t.size), DEAD, np.int16)
+        blk = np.full((c, t.size), DEAD, key.dtype)
         blk[:hi - lo] = np.take(key[lo:hi], t, axis=1)
         wy = blk & WOUNDS
         row = np.arange(c, dtype=np.uint16)[:, None]
-        sk = _sort_keys(plan, x, wy.view(np.uint16))
+        sk = _sort_keys(plan, x, wy.astype(np.uint16))
         sk |= row
         paired = row < pairs.astype(np.uint16)                # rows 1 .. pairs - 1 fight their own combats
         paired[0] = False
         sk |= paired * _NONE
         blocks.append(blk)
         sort_keys.append(sk)
-        deltas.append(np.int16(DEAD | MISTED if plan.instant[x] else DEAD) - wy)
+        deltas.append(np.int8(DEAD | MISTED if plan.instant[x] else DEAD) - wy)
         budget.append(fails.astype(np.uint16))
     blk, sk, delta, budget = (np.concatenate(a, axis=-1) for a in (blocks, sort_keys, deltas, budget))
     top = max(plan.sides[x].wounds + plan.sides[x].extra_hit for x, *_ in groups)  # most hits: most slain

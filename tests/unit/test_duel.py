@@ -413,7 +413,7 @@ def test_group_kernel_assigns_hits_to_the_weakest_first(hits, after):
     plan = plan_of(unit("A", wounds=5, weapon=(3, 1)), unit("D", count=3, wounds=2))
     plan = dataclasses.replace(plan, p_fail=(1.0, 1.0))
     tables = _duel_tables.build_tables(plan)
-    key = np.array([[5], [2], [1], [2]], np.int16)  # one trial (column): the attacker's key, the defenders'
+    key = np.array([[5], [2], [1], [2]], np.int8)  # one trial (column): the attacker's key, the defenders'
     # three defenders in combat 0 (no pairs beyond it): all are members; every hit is a fail
     _duel_fast._assign(plan, tables, key, [(0, np.array([0]), np.array([1]), np.array([hits]))],
                        np.random.default_rng(0))
@@ -432,7 +432,7 @@ def test_group_kernel_compaction_keeps_standing_models_in_listed_order(nA, nB):
     wounds = rng.integers(1, 21, (nA + nB, m))
     fallen = rng.random((nA + nB, m)) < 0.4
     key = np.where(fallen, _duel_tables.DEAD | (rng.random((nA + nB, m)) < 0.5) * _duel_tables.MISTED,
-                   wounds).astype(np.int16)
+                   wounds).astype(np.int8)
     keep = rng.random(m) < 0.7
     target, cA, cB = _duel_fast._new_rows(key, nA)
     out = _duel_fast._compact(key, target, keep)
@@ -489,3 +489,24 @@ def test_bit_alias_tables_hold_the_exact_distribution(rows, outcomes, zeros):
     draws = t.sample(np.arange(rows).repeat(100), np.random.default_rng(3))
     assert np.array_equal(draws, t.sample(np.arange(rows).repeat(100), np.random.default_rng(3)))
     assert (P[np.arange(rows).repeat(100), draws] > 0).all()
+
+
+@pytest.mark.parametrize("rows, outcomes, zeros", [(50, 7, 0.3), (20, 3, 0.0), (10, 40, 0.5), (5, 1, 0.0)])
+def test_packed_alias_tables_draw_what_the_bit_tables_draw(rows, outcomes, zeros):
+    """The pair table's packed form (threshold and both values in one record): for the same stream,
+    the very same outcomes as the AliasBits table it packs (whose distribution the test above checks),
+    so it holds the same distribution; values outside int16 are refused."""
+    from sim.rulesets._alias import AliasBits, AliasPacked
+    rng = np.random.default_rng(11)
+    P = rng.random((rows, outcomes)) * (rng.random((rows, outcomes)) >= zeros)
+    P[:, 0] += 1e-3
+    P /= P.sum(axis=1, keepdims=True)
+    values = rng.integers(-30000, 30000, outcomes)
+    bits = AliasBits.build(P, values, dtype=np.int16)
+    packed = AliasPacked.from_bits(bits)
+    code = rng.integers(0, rows, (7, 3000)).astype(np.int16)
+    expect = bits.sample(code, np.random.default_rng(4))
+    got = packed.sample(code, np.random.default_rng(4))
+    assert got.dtype == np.int16 and np.array_equal(got, expect)
+    with pytest.raises(ValueError):
+        AliasPacked.from_bits(AliasBits.build(P, values * 10, dtype=np.int32))
