@@ -112,17 +112,17 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
                          n_rounds, rounds, limit)
 
 
-def _new_rows(key: NDArray[np.int8], nA: int) -> tuple[NDArray[np.int16], NDArray, NDArray]:
+def _new_rows(key: NDArray[np.int8], nA: int) -> tuple[NDArray[np.int8], NDArray, NDArray]:
     """Each model's row once its side's standing models come first, in listed order, and its fallen
     ones after; and the standing counts of both sides.
 
     A standing model's new row is the side's first row plus the standing models above it
-    (a running count down the rows, in ``int16``); a fallen one's is counted from the
+    (a running count down the rows, in ``int8`` like the keys: no casting); a fallen one's is counted from the
     side's last row up (the fallen end up in reverse order: they take no further part).
     """
     N, m = key.shape
     standing = (key < DEAD).view(np.int8)
-    above = np.empty((N + 2, m), np.int16)   # per side: its first row, then the running count
+    above = np.empty((N + 2, m), np.int8)    # per side: its first row, then the running count
     for s, (lo, hi) in enumerate(((0, nA), (nA, N))):
         above[lo + s] = lo
         for j in range(lo, hi):
@@ -134,11 +134,12 @@ def _new_rows(key: NDArray[np.int8], nA: int) -> tuple[NDArray[np.int16], NDArra
     return target, above[nA].astype(np.int64), (above[N + 1] - nA).astype(np.int64)
 
 
-def _compact(key: NDArray[np.int8], target: NDArray[np.int16], keep: NDArray[np.bool_] | None) -> NDArray[np.int8]:
+def _compact(key: NDArray[np.int8], target: NDArray[np.int8], keep: NDArray[np.bool_] | None) -> NDArray[np.int8]:
     """The keys moved to their ``target`` rows, and only the trials ``keep`` (None: all): one scatter
     that also moves the kept trials' columns first (then one contiguous copy of them)."""
     N, m = key.shape
-    flat = np.multiply(target, m, dtype=np.intp)
+    flat = target.astype(np.intp)
+    flat *= m
     if keep is None:
         flat += np.arange(m)
     else:
@@ -152,10 +153,10 @@ def _compact(key: NDArray[np.int8], target: NDArray[np.int16], keep: NDArray[np.
     return out if keep is None else np.ascontiguousarray(out[:, :m_new])
 
 
-def _from_bottom(nA: int, N: int) -> NDArray[np.int16]:
+def _from_bottom(nA: int, N: int) -> NDArray[np.int8]:
     """Per row ``j`` of a side ``[lo, hi)``: ``hi - 1 - j``, as an (N, 1) column."""
     j = np.arange(N)
-    return (np.where(j < nA, nA, N) - 1 - j).astype(np.int16)[:, None]
+    return (np.where(j < nA, nA, N) - 1 - j).astype(np.int8)[:, None]
 
 
 def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], pairs: NDArray,
@@ -213,7 +214,7 @@ def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArra
     for lo, hi in ((0, nA), (nA, nA + nB)):
         past = np.arange(hi - lo, dtype=np.int16)[:, None] >= p16
         past[0] = True
-        wsum.append(np.add.reduce(np.multiply(w[lo:hi], past, dtype=np.int16), axis=0)[g].astype(np.int64))
+        wsum.append(np.add.reduce(w[lo:hi] * past, axis=0, dtype=np.int16)[g].astype(np.int64))  # int8 products
     pg = pairs[g]
     extra = np.abs(cA[g] - cB[g])                                 # left-over models of the larger side
     y_is_b = cB[g] > cA[g]
