@@ -143,10 +143,9 @@ def _compact(key: NDArray[np.int8], target: NDArray[np.int8], keep: NDArray[np.b
     if keep is None:
         flat += np.arange(m)
     else:
-        col = np.empty(m, np.intp)
-        m_new = int(np.count_nonzero(keep))
-        col[keep] = np.arange(m_new)
-        col[~keep] = np.arange(m_new, m)
+        kept = np.cumsum(keep)                   # kept trials up to each: a kept one's new column + 1
+        m_new = int(kept[-1])
+        col = np.where(keep, kept - 1, m_new + np.arange(m) - kept)  # the finished after, in order
         flat += col
     out = np.empty((N, m), key.dtype)
     out.ravel()[flat.ravel()] = key.ravel()

@@ -22,8 +22,8 @@ Outcomes are *parts* of a model's key in the kernel's state array: wounds in
 bits 0-4, ``MISTED`` and ``DEAD`` flags; ``pair`` holds instead the change of
 both models' keys (new part minus wounds), two ``int8`` read as one ``int16``.
 Every table is an :class:`._alias.AliasBits` (one 32-bit uniform a draw; each
-outcome's probability exact to within (slots a row) x ``2**-32``), ``pair`` packed
-as an :class:`._alias.AliasPacked` (the same draws, one gather each).
+outcome's probability exact to within (slots a row) x ``2**-32``), packed as an
+:class:`._alias.AliasPacked` (the same draws, one gather each).
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ class DuelTables:
     """The exact tables of :func:`build_tables` (see the module docstring)."""
 
     pair: AliasPacked             # values: the two models' key changes, two int8 read as one int16
-    hit_one: tuple[AliasBits | None, AliasBits | None]
-    fails: tuple[AliasBits | None, AliasBits | None]
-    partial: tuple[AliasBits, AliasBits]
+    hit_one: tuple[AliasPacked | None, AliasPacked | None]
+    fails: tuple[AliasPacked | None, AliasPacked | None]
+    partial: tuple[AliasPacked, AliasPacked]
     roll: NDArray[np.float64]     # (2, dice A + 1, dice B + 1): P(A wins), P(A or B wins)
 
     @property
@@ -237,11 +237,13 @@ def build_tables(plan: DuelPlan) -> DuelTables | None:
     if (dice[0] + 1) * (dice[1] + 1) > MAX_ROLL_CELLS:
         return None
     hits = [s.count * (s.wounds + s.extra_hit) for s in (s0, s1)]
-    pair = AliasPacked.from_bits(b.pair())
+    def packed(t: AliasBits | None) -> AliasPacked | None:  # every value fits int16: one gather a draw
+        return None if t is None else AliasPacked.from_bits(t)
+
     return DuelTables(
-        pair=pair,
-        hit_one=(b.hit_one(0, hits[0]), b.hit_one(1, hits[1])),
-        fails=(b.fails(0), b.fails(1)),
-        partial=(b.partial(0), b.partial(1)),
+        pair=packed(b.pair()),
+        hit_one=(packed(b.hit_one(0, hits[0])), packed(b.hit_one(1, hits[1]))),
+        fails=(packed(b.fails(0)), packed(b.fails(1))),
+        partial=(packed(b.partial(0)), packed(b.partial(1))),
         roll=b.roll_upto(dice[0], dice[1]),
     )
