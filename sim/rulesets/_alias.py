@@ -263,7 +263,7 @@ class AliasPacked:
     records: NDArray[np.uint64]
 
     @classmethod
-    def from_bits(cls, table: AliasBits) -> "AliasPacked":
+    def from_bits(cls, table: AliasBits) -> AliasPacked:
         pick = table.pick.reshape(-1, 2)
         if pick.min() < np.iinfo(np.int16).min or pick.max() > np.iinfo(np.int16).max:
             raise ValueError("AliasPacked holds int16 values only")
