@@ -1,26 +1,25 @@
 """``duel`` group kernel: every combat of a phase drawn whole from its exact outcome table.
 
-State: one ``int16`` key per model in a (trials, attacker models + defender
-models) array. A key holds the model's wounds left and its MISTED / DEAD flags
-(the part a combat changes), its listed position and its side:
-
-    side << 12 | dead << 11 | position << 6 | misted << 5 | wounds
-
-Sorting each row therefore keeps each side's standing models first, in listed
-order (the pairing order), after its fallen ones: one ``sort`` per phase compacts
-both sides. Column ``k`` of each side is then the ``k``-th standing model, and a
-phase is:
+State: one ``int8`` key per model, ``dead << 6 | misted << 5 | wounds``, in a
+*column-major* (attacker models + defender models, trials) array: row ``j`` of
+a side's block is its ``j``-th standing model, in listed order (the pairing
+order), its fallen models after them (in any order). Every step of a phase is then an
+operation on whole contiguous rows of trials (NumPy's fast path); a trial-major
+layout spends most of its time in per-trial loop overhead on 10-20 short columns.
+A phase is:
 
 - combats 1 .. pairs - 1 (and combat 0 when nobody gangs up): one model against
   one. Their outcome depends only on the two models' wounds, so one 32-bit
   uniform per combat draws it from the ``pair`` alias table (the whole grid at
-  once; a column past a trial's pairs holds a fallen model and its row leaves it
-  unchanged). The table holds both models' key changes, added in place;
+  once; a row past a trial's pairs holds a fallen model and its table row leaves
+  it unchanged). The table holds both models' key changes, added in place;
 - combat 0 of trials where one side has left-over models (ganging up): the duel
   roll by dice counts (one uniform), the single model's fate by hits received
   (one uniform), the ganged side's failed checks (one uniform), assigned to the
-  weakest models first (a sort of the members), and the surviving damaged model's
-  blocked-yard hits (one uniform).
+  weakest member first (one minimum over the members per model slain), and the
+  surviving damaged member's blocked-yard hits (one uniform);
+- the compaction: each side's standing models moved to the front in order (a
+  stable partition by one scatter), which also counts them.
 
 At most ``CHUNK`` fights are in flight: finished fights leave the working set
 every phase and fresh ones join it in batches, so the arrays stay in cache and a
@@ -28,9 +27,6 @@ block's long tail costs no phases of its own. Memory per block is therefore
 bounded whatever its size: the results (a few ``int64`` per trial) plus about
 10 MB of working arrays for 20 against 20; the tables are O(wounds^2 x models)
 (under 15 MB at 20 models of 20 wounds a side).
-
-Hot-path arithmetic avoids ``np.where`` and row reductions on 2-D arrays (masks,
-products and float32 matrix products, exact for these small integers).
 
 Used for the default ``fewest_wounds`` assignment; ``spread`` in a ganged combat
 (hit by hit, deaths redirecting hits) runs in :mod:`._duel_kernel`.
@@ -44,40 +40,16 @@ from numpy.typing import NDArray
 from ..outcomes import Outcomes
 from ..ruleset import END, Rounds
 from ._duel_plan import DuelPlan, make_outcomes
-from ._duel_tables import DEAD, IDX_SHIFT, MISTED, SIDE, WOUNDS, DuelTables
+from ._duel_tables import DEAD, MISTED, WOUNDS, DuelTables
 
 __all__ = ["simulate_fast"]
 
-_KEEP = ~np.int16(WOUNDS | MISTED | DEAD)   # position and side bits
-_NOT_WOUNDS = ~np.int16(WOUNDS)
-_NONE = np.int16(4095)                      # sort key of a model that takes no hit (after every member)
+_NONE = np.uint16(0xFFFF)   # sort key of a model that takes no hit (above every member's)
 
-
-class _Layout:
-    """Per-column constants of a state array of ``nA`` attacker then ``nB`` defender columns."""
-
-    def __init__(self, nA: int, nB: int):
-        self.n = (nA, nB)
-        self.N = nA + nB
-        self.pos = np.concatenate([np.arange(nA), np.arange(nB)]).astype(np.int16)
-        self.col = np.arange(self.N, dtype=np.int16)
-        self.by_side = np.zeros((self.N, 2), np.float32)  # column sums per side by matrix product
-        self.by_side[:nA, 0] = 1
-        self.by_side[nA:, 1] = 1
-
-    def per_side(self, values: NDArray) -> NDArray[np.int64]:
-        """Row sums of ``values`` (trials x columns) for each side, as (trials, 2) integers.
-
-        A float32 matrix product: exact for these small integers, and several times
-        faster than an integer sum along rows.
-        """
-        with np.errstate(all="ignore"):  # some BLAS builds flag spurious invalid values
-            return (values.astype(np.float32, copy=False) @ self.by_side).astype(np.int64)
-
-
-#: Fights in flight: small enough for the working arrays to stay in cache (several times faster
-#: than streaming a whole block through memory), large enough to amortise NumPy's per-call cost.
-CHUNK = 8192
+#: Fights in flight: small enough for the working arrays to stay near the cache (about 10 MB at 20
+#: against 20), large enough to amortise NumPy's per-call cost over the 20-80 calls on model rows a
+#: phase (8,192 took 10-25% more time a fight at 10 v 10 and 20 v 20; 32,768 no less).
+CHUNK = 16384
 #: Fresh fights join the working set when fewer than this share of ``CHUNK`` are still going,
 #: so the long tail of a batch rides along with the next one instead of costing phases alone.
 REFILL = 0.25
@@ -95,14 +67,12 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
     nA, nB = plan.sides[0].count, plan.sides[1].count
     WB = plan.sides[1].wounds
     identity = (plan.sides[0].wounds + 1) * (WB + 1)  # offset of the pair table's "unchanged" rows
-    start = np.concatenate([(np.arange(nA) << IDX_SHIFT) + plan.sides[0].wounds,
-                            SIDE + (np.arange(nB) << IDX_SHIFT) + WB]).astype(np.int16)
-    lay = _Layout(nA, nB)
-    remaining = np.zeros((n, 2), np.int64)
-    alive = np.zeros((n, 2), np.int64)
-    misted = np.zeros((n, 2), np.int64)
+    start = np.array([plan.sides[0].wounds] * nA + [WB] * nB, np.int8)[:, None]
+    remaining = np.zeros((2, n), np.int64)
+    alive = np.zeros((2, n), np.int64)
+    misted = np.zeros((2, n), np.int64)
     n_rounds = np.zeros(n, np.int64)
-    key = np.empty((0, nA + nB), np.int16)
+    key = np.empty((nA + nB, 0), np.int8)
     idx = np.empty(0, np.int64)
     fought = np.empty(0, np.int64)
     cA = cB = np.empty(0, np.int64)
@@ -110,7 +80,7 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
     while started < n or idx.size:
         if started < n and idx.size < REFILL * CHUNK:
             fresh = min(CHUNK - idx.size, n - started)
-            key = np.concatenate([key, np.tile(start, (fresh, 1))])
+            key = np.concatenate([key, np.repeat(start, fresh, axis=1)], axis=1)
             idx = np.concatenate([idx, np.arange(started, started + fresh)])
             fought = np.concatenate([fought, np.zeros(fresh, np.int64)])
             cA = np.concatenate([cA, np.full(fresh, nA, np.int64)])
@@ -120,166 +90,237 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
         gang = cA != cB
         w = key & WOUNDS
         _pair_combats(tables, key, w, pairs, gang, nA, WB, identity, rng)
-        g = np.flatnonzero(gang)
-        if g.size == len(key):
-            _ganged(plan, tables, lay, key, w, cA, cB, pairs, None, rng)
-        elif 2 * g.size > len(key):
-            _ganged(plan, tables, lay, key, w, cA, cB, pairs, gang, rng)
-        elif g.size:
-            sub = key[g]
-            _ganged(plan, tables, lay, sub, w[g], cA[g], cB[g], pairs[g], None, rng)
-            key[g] = sub
-        key.sort(axis=1)
-        down = lay.per_side(key & DEAD) // DEAD
-        cA, cB = nA - down[:, 0], nB - down[:, 1]
+        if gang.any():
+            _ganged(plan, tables, key, w, cA, cB, pairs, gang, rng)
+        target, cA, cB = _new_rows(key, nA)
         fought += 1
         over = (cA == 0) | (cB == 0) | (fought == limit)
+        keep = None
         if over.any():
-            done, k_over = idx[over], key[over]
-            remaining[done] = lay.per_side(k_over & WOUNDS)
-            misted[done] = lay.per_side(k_over & MISTED) // MISTED
-            alive[done, 0], alive[done, 1] = cA[over], cB[over]
-            n_rounds[done] = fought[over]
+            # the results are sums over each side's models: read before the compaction moves them
+            o = np.flatnonzero(over)
+            done, k_over = idx[o], np.take(key, o, axis=1)
+            for s, (lo, hi) in enumerate(((0, nA), (nA, nA + nB))):
+                remaining[s, done] = np.add.reduce(k_over[lo:hi] & WOUNDS, axis=0, dtype=np.int16)
+                misted[s, done] = np.add.reduce(k_over[lo:hi] & MISTED, axis=0, dtype=np.int16) // MISTED
+            alive[0, done], alive[1, done] = cA[o], cB[o]
+            n_rounds[done] = fought[o]
             keep = ~over
-            idx, key, cA, cB, fought = idx[keep], key[keep], cA[keep], cB[keep], fought[keep]
-    return make_outcomes(plan, (remaining[:, 0], remaining[:, 1]), (alive[:, 0], alive[:, 1]),
-                         (misted[:, 0], misted[:, 1]), n_rounds, rounds, limit)
+            idx, cA, cB, fought = idx[keep], cA[keep], cB[keep], fought[keep]
+        key = _compact(key, target, keep)
+    return make_outcomes(plan, (remaining[0], remaining[1]), (alive[0], alive[1]), (misted[0], misted[1]),
+                         n_rounds, rounds, limit)
 
 
-def _pair_combats(tables: DuelTables, key: NDArray[np.int16], w: NDArray[np.int16], pairs: NDArray,
+def _new_rows(key: NDArray[np.int8], nA: int) -> tuple[NDArray[np.int8], NDArray, NDArray]:
+    """Each model's row once its side's standing models come first, in listed order, and its fallen
+    ones after; and the standing counts of both sides.
+
+    A standing model's new row is the side's first row plus the standing models above it
+    (a running count down the rows, in ``int8`` like the keys: no casting); a fallen one's is counted from the
+    side's last row up (the fallen end up in reverse order: they take no further part).
+    """
+    N, m = key.shape
+    standing = (key < DEAD).view(np.int8)
+    above = np.empty((N + 2, m), np.int8)    # per side: its first row, then the running count
+    for s, (lo, hi) in enumerate(((0, nA), (nA, N))):
+        above[lo + s] = lo
+        for j in range(lo, hi):
+            np.add(above[j + s], standing[j], out=above[j + s + 1])
+    target = np.concatenate([above[:nA], above[nA + 1:N + 1]])
+    base = _from_bottom(nA, N)
+    target += base
+    target -= standing * base                # standing: the running count alone
+    return target, above[nA].astype(np.int64), (above[N + 1] - nA).astype(np.int64)
+
+
+def _compact(key: NDArray[np.int8], target: NDArray[np.int8], keep: NDArray[np.bool_] | None) -> NDArray[np.int8]:
+    """The keys moved to their ``target`` rows, and only the trials ``keep`` (None: all): one scatter
+    that also moves the kept trials' columns first (then one contiguous copy of them)."""
+    N, m = key.shape
+    flat = target.astype(np.intp)
+    flat *= m
+    if keep is None:
+        flat += np.arange(m)
+    else:
+        kept = np.cumsum(keep)                   # kept trials up to each: a kept one's new column + 1
+        m_new = int(kept[-1])
+        col = np.where(keep, kept - 1, m_new + np.arange(m) - kept)  # the finished after, in order
+        flat += col
+    out = np.empty((N, m), key.dtype)
+    out.ravel()[flat.ravel()] = key.ravel()
+    return out if keep is None else np.ascontiguousarray(out[:, :m_new])
+
+
+def _from_bottom(nA: int, N: int) -> NDArray[np.int8]:
+    """Per row ``j`` of a side ``[lo, hi)``: ``hi - 1 - j``, as an (N, 1) column."""
+    j = np.arange(N)
+    return (np.where(j < nA, nA, N) - 1 - j).astype(np.int8)[:, None]
+
+
+def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], pairs: NDArray,
                   gang: NDArray[np.bool_], nA: int, WB: int, identity: int, rng: np.random.Generator) -> None:
-    """Every one-against-one combat (column k of each side, k < pairs), one 32-bit uniform each, in place.
+    """Every one-against-one combat (row k of each side, k < pairs), one 32-bit uniform each, in place.
 
     Combat 0 of ganged trials is left unchanged (the table's identity rows). The grid
-    is cut in two: the columns most trials need, for all of them, and the rest only
-    for the trials with that many pairs (fresh fights), so the work follows the pairs.
-    One look-up gives both models' key changes (two ``int16`` in one ``int32``), added
-    to the two sides' columns through ``int16`` views of the result.
+    is cut in two: the rows most trials need, for all of them, and the rest only for
+    the trials with that many pairs (fresh fights), so the work follows the pairs.
+    One look-up gives both models' key changes (two ``int8`` in one ``int16``), added
+    to the two sides' rows through ``int8`` views of the result.
     """
     K = int(pairs.max())
     if K == 0:
         return
     table = tables.pair
-    # columns 0 .. cut - 1 for every trial, the rest only for the trials with more pairs (a gather and
+    # rows 0 .. cut - 1 for every trial, the rest only for the trials with more pairs (a gather and
     # scatter, about twice the cost a cell): the cut of least cost from the pairs' histogram
     n_more = len(pairs) - np.cumsum(np.bincount(pairs, minlength=K + 1))  # trials with more than c pairs
     c = np.arange(1, K + 1)
     cut = int(c[np.argmin(len(pairs) * c + 2 * n_more[1:] * (K - c))])
-    for lo, hi, rows in ((0, cut, None), (cut, K, np.flatnonzero(pairs > cut) if K > cut else None)):
-        if lo >= hi or (rows is not None and rows.size == 0):
+    for lo, hi, cols in ((0, cut, None), (cut, K, np.flatnonzero(pairs > cut) if K > cut else None)):
+        if lo >= hi or (cols is not None and cols.size == 0):
             continue
-        if rows is None:
-            code = w[:, lo:hi] * np.int16(WB + 1)
-            code += w[:, nA + lo:nA + hi]
+        if cols is None:
+            code = np.multiply(w[lo:hi], WB + 1, dtype=np.int16)
+            code += w[nA + lo:nA + hi]
         else:
-            code = w[rows, lo:hi] * np.int16(WB + 1)
-            code += w[rows, nA + lo:nA + hi]
+            code = np.multiply(np.take(w[lo:hi], cols, axis=1), WB + 1, dtype=np.int16)
+            code += np.take(w[nA + lo:nA + hi], cols, axis=1)
         if lo == 0:
-            code[:, 0] += gang * np.int16(identity)
-        change = np.take(table.pick, table.slot(code, rng)).view(np.int16)  # (rows, 2 * columns): A, B, A, B, ...
-        if rows is None:
-            key[:, lo:hi] += change[:, 0::2]
-            key[:, nA + lo:nA + hi] += change[:, 1::2]
+            code[0] += gang * np.int16(identity)
+        change = table.sample(code, rng).view(np.int8)  # (rows, 2 * trials): A, B, A, B, ...
+        if cols is None:
+            key[lo:hi] += change[:, 0::2]
+            key[nA + lo:nA + hi] += change[:, 1::2]
         else:
-            key[rows, lo:hi] += change[:, 0::2]
-            key[rows, nA + lo:nA + hi] += change[:, 1::2]
+            key[lo:hi, cols] += change[:, 0::2]
+            key[nA + lo:nA + hi, cols] += change[:, 1::2]
 
 
-def _ganged(plan: DuelPlan, tables: DuelTables, lay: _Layout, key: NDArray[np.int16], w: NDArray[np.int16],
-            cA: NDArray, cB: NDArray, pairs: NDArray, gang: NDArray[np.bool_] | None,
-            rng: np.random.Generator) -> None:
-    """Combat 0 of the trials ``gang`` (None: all) where one side (y) has left-over models: they all
-    join it against the other side's (x) first model. ``key`` is updated in place; ``w``: wounds at
-    the start of the phase. (Masks and products rather than ``np.where``: several times faster.)"""
-    nA, nB = lay.n
+def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8],
+            cA: NDArray, cB: NDArray, pairs: NDArray, gang: NDArray[np.bool_], rng: np.random.Generator) -> None:
+    """Combat 0 of the trials ``gang`` where one side (y) has left-over models: they all join it against
+    the other side's (x) first model. ``key`` is updated in place; ``w``: wounds at the start of the
+    phase."""
     s0, s1 = plan.sides
-    m = len(key)
+    nA, nB = s0.count, s1.count
+    g = np.flatnonzero(gang)
     # the members' wounds: each side's first model, and the standing models past the pairs (only the
-    # larger side has any; a fallen model has no wounds, so no mask for it; no ``gang`` mask: rows
-    # without ganging are never drawn from below). Both sides stand, so pairs >= 1: column 0 is not past.
-    past = lay.pos >= pairs.astype(np.int16)[:, None]
-    wsum = lay.per_side(np.multiply(w, past, dtype=np.float32))
-    wsum[:, 0] += w[:, 0]
-    wsum[:, 1] += w[:, nA]
-    extra = np.abs(cA - cB)                                 # left-over models of the larger side
-    size = (1 + extra * (cA > cB), 1 + extra * (cB > cA))   # members per side
+    # larger side has any; a fallen model has no wounds, so no mask for it). Both sides stand, so
+    # pairs >= 1: row 0 is not past. Over every trial (contiguous rows), then the ganged ones.
+    p16 = pairs.astype(np.int16)
+    wsum = []
+    for lo, hi in ((0, nA), (nA, nA + nB)):
+        past = np.arange(hi - lo, dtype=np.int16)[:, None] >= p16
+        past[0] = True
+        wsum.append(np.add.reduce(w[lo:hi] * past, axis=0, dtype=np.int16)[g].astype(np.int64))  # int8 products
+    pg = pairs[g]
+    extra = np.abs(cA[g] - cB[g])                                 # left-over models of the larger side
+    y_is_b = cB[g] > cA[g]
+    size = (1 + extra * ~y_is_b, 1 + extra * y_is_b)               # members per side
     # the duel roll: one d6 per wound (+1 per model with an extra die), keep the highest
-    dA = np.zeros(m, np.int64) if s0.prone else wsum[:, 0] + s0.extra_die * size[0]
-    dB = np.zeros(m, np.int64) if s1.prone else wsum[:, 1] + s1.extra_die * size[1]
-    u = rng.random(m)
-    a_wins = u < tables.roll[0, dA, dB]
-    b_wins = ~a_wins & (u < tables.roll[1, dA, dB])
-    hits = (wsum[:, 0] + s0.extra_hit * size[0], wsum[:, 1] + s1.extra_hit * size[1])  # counted at the start
-    y_is_b = cB > cA
+    dA = np.zeros(g.size, np.int64) if s0.prone else wsum[0] + s0.extra_die * size[0]
+    dB = np.zeros(g.size, np.int64) if s1.prone else wsum[1] + s1.extra_die * size[1]
+    u = rng.random(g.size)
+    cell = dA * tables.roll.shape[2] + dB
+    a_wins = u < np.take(tables.roll[0], cell)
+    b_wins = ~a_wins & (u < np.take(tables.roll[1], cell))
+    hits = (wsum[0] + s0.extra_hit * size[0], wsum[1] + s1.extra_hit * size[1])  # counted at the start
     lost = (~a_wins, ~b_wins)
-    if gang is not None:
-        lost = (lost[0] & gang, lost[1] & gang)
+    groups = []
     for x in (0, 1):
         y = 1 - x
-        x_col = 0 if x == 0 else nA
-        lo, hi = (nA, nA + nB) if y == 1 else (0, nA)
+        x_row = 0 if x == 0 else nA
         x_side = ~y_is_b if x == 1 else y_is_b
         # the single model lost: the ganged side's hits land on it
         r = np.flatnonzero(x_side & lost[x])
         if r.size:
-            part = tables.hit_one[y].sample(hits[y][r] * (plan.sides[x].wounds + 1) + w[r, x_col], rng)
-            key[r, x_col] = (key[r, x_col] & _NOT_WOUNDS) | part
-        # the ganged side lost: the single model's hits, weakest member first
+            t = g[r]
+            key[x_row, t] = tables.hit_one[y].sample(hits[y][r] * (plan.sides[x].wounds + 1) + w[x_row, t], rng)
+        # the ganged side lost: the single model's hits, weakest member first (both sides' at once below)
         r = np.flatnonzero(x_side & lost[y])
         if r.size:
-            block = key[r, lo:hi]
-            _assign(plan, tables, x, block, pairs[r], hits[x][r], size[y][r], rng)
-            key[r, lo:hi] = block
+            fails = hits[x][r] if plan.instant[x] else tables.fails[x].sample(hits[x][r], rng)
+            groups.append((x, g[r], pg[r], fails))
+    if groups:
+        _assign(plan, tables, key, groups, rng)
 
 
-def _assign(plan: DuelPlan, tables: DuelTables, hitter: int, key: NDArray[np.int16], pairs: NDArray,
-            hits: NDArray, n_members: NDArray, rng: np.random.Generator) -> None:
-    """``hits`` from one model of side ``hitter`` on the ganged side's members in combat 0: its first
-    model and those past the ``pairs``. ``key``: that side's columns, updated in place.
+def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: list, rng: np.random.Generator) -> None:
+    """Failed checks (or instant-death hits) from one model on the ganged side's members in combat 0:
+    its first model and those past the pairs. ``groups``: per hitting side ``x``, the trials, their
+    pairs and the fails; ``key`` is updated in place.
 
-    Each failed check goes to the member with the fewest wounds left (ties: listed
-    order), so only the number of fails is random: the members are sorted by
-    (wounds, column) and the weakest die while the fails last; every member with a
-    smaller sort key than the first survivor dies. At most one member survives
-    damaged; it backs away (the ``partial`` table).
+    Each fail goes to the member with the fewest wounds left (ties: listed order), so
+    only the number of fails is random: the weakest member dies while the fails last.
+    A member's sort key is ``need << 11 | wounds << 6 | row`` (``need``: the fails that
+    slay it, which only grow with the wounds, so the order is by wounds then row): one
+    minimum per model slain (at most the hitter's hits, so a few minima rather than a
+    sort), both sides' groups in one block. A trial that stops no longer changes, so
+    the last minimum is every trial's first survivor, and the fails left are its own:
+    at most one member survives damaged; it backs away (the ``partial`` table).
     """
-    m, c = key.shape
-    rows = np.arange(m)
-    loser = 1 - hitter
-    w = key & WOUNDS
-    col = np.arange(c, dtype=np.int16)
-    member = col >= pairs[:, None].astype(np.int16)
-    member &= w > 0
-    member[:, 0] = True
-    sort_key = ((w << 6) | col) - _NONE
-    sort_key *= member
-    sort_key += _NONE
-    top = plan.sides[hitter].wounds + plan.sides[hitter].extra_hit  # most hits, hence most models slain
-    order = np.sort(sort_key, axis=1)[:, :top + 1]
-    width = order.shape[1]
+    nA = plan.sides[0].count
+    c = max(plan.sides[0].count, plan.sides[1].count)
+    blocks, sort_keys, deltas, budget = [], [], [], []
+    for x, t, pairs, fails in groups:
+        y = 1 - x
+        lo, hi = (nA, nA + plan.sides[1].count) if y == 1 else (0, nA)
+        blk = np.full((c, t.size), DEAD, key.dtype)
+        blk[:hi - lo] = np.take(key[lo:hi], t, axis=1)
+        wy = blk & WOUNDS
+        row = np.arange(c, dtype=np.uint16)[:, None]
+        sk = _sort_keys(plan, x, wy.astype(np.uint16))
+        sk |= row
+        paired = row < pairs.astype(np.uint16)                # rows 1 .. pairs - 1 fight their own combats
+        paired[0] = False
+        sk |= paired * _NONE
+        blocks.append(blk)
+        sort_keys.append(sk)
+        deltas.append(np.int8(DEAD | MISTED if plan.instant[x] else DEAD) - wy)
+        budget.append(fails.astype(np.uint16))
+    blk, sk, delta, budget = (np.concatenate(a, axis=-1) for a in (blocks, sort_keys, deltas, budget))
+    top = max(plan.sides[x].wounds + plan.sides[x].extra_hit for x, *_ in groups)  # most hits: most slain
+    for _ in range(min(top, c) + 1):  # each slain member takes a fail; the last round finds none
+        weakest = sk.min(axis=0)
+        need = weakest >> 11                  # 31 for _NONE: more than any hits
+        dies = need <= budget
+        if not dies.any():
+            break
+        budget -= need * dies
+        slain = (sk == weakest) & dies
+        blk += slain * delta
+        sk |= slain * _NONE
+    else:  # not reached (the last round slays nobody); kept so ``weakest`` is always the survivor
+        weakest = sk.min(axis=0)
+    at = 0
+    for x, t, pairs, fails in groups:
+        y = 1 - x
+        lo, hi = (nA, nA + plan.sides[1].count) if y == 1 else (0, nA)
+        start, at = at, at + t.size
+        sub = slice(start, at)
+        if not plan.instant[x]:
+            first, left = weakest[sub], budget[sub]
+            r = np.flatnonzero((first != _NONE) & (left > 0))
+            if r.size:
+                part = tables.partial[y].sample(((first[r] >> 6) & WOUNDS).astype(np.intp)
+                                                * (plan.sides[y].wounds + 1) + left[r], rng)
+                blk[first[r] & 63, start + r] = part
+        key[lo:hi, t] = blk[:hi - lo, sub]
+
+
+def _sort_keys(plan: DuelPlan, hitter: int, w: NDArray[np.uint16]) -> NDArray[np.uint16]:
+    """Sort keys less the row of models of side ``1 - hitter`` with ``w`` wounds: ``need << 11 | w << 6``
+    (``need``: the fails that slay one, ``ceil(w / damage)``; one hit each under instant death);
+    ``_NONE`` for no wounds (fallen, or a padding row)."""
     if plan.instant[hitter]:
-        slain = np.minimum(hits, n_members)   # each hit slays (and mists) the weakest
-        first = np.where(slain < width, order[rows, np.minimum(slain, width - 1)], _NONE)
-        key += (sort_key < first[:, None]) * ((DEAD | MISTED) - w)
-        return
-    fails = tables.fails[hitter].sample(hits, rng)
-    dmg = plan.sides[hitter].hit_damage
-    # the weakest die while the fails last: each needs ceil(wounds / damage) of them, and the needs only
-    # grow along the sorted order, so the slain are those whose running total of needs fits the fails
-    need = order >> 6
-    if dmg > 1:
-        need = -(-need // dmg)
-    need += (order == _NONE) * np.int16(64)  # no such member: more fails than any model deals
-    total = np.cumsum(need, axis=1, dtype=np.int64)
-    fit = total <= fails[:, None]
-    slain = fit.sum(axis=1)
-    used = (total * fit).max(axis=1)
-    first = np.where(slain < width, order[rows, np.minimum(slain, width - 1)], _NONE)
-    key += (sort_key < first[:, None]) * (DEAD - w)
-    left = fails - used
-    r = np.flatnonzero((first != _NONE) & (left > 0))
-    if r.size:
-        col = (first[r] & 63).astype(np.intp)
-        part = tables.partial[loser].sample((first[r] >> 6).astype(np.intp) * (plan.sides[loser].wounds + 1)
-                                            + left[r], rng)
-        key[r, col] = (key[r, col] & _NOT_WOUNDS) | part
+        sk = w << 6
+        sk += np.uint16(1 << 11)
+    elif plan.sides[hitter].hit_damage == 1:
+        sk = w * np.uint16((1 << 11) + (1 << 6))
+    else:
+        dmg = np.uint16(plan.sides[hitter].hit_damage)
+        sk = ((w + (dmg - 1)) // dmg) << 11
+        sk |= w << 6
+    sk |= (w == 0) * _NONE
+    return sk

@@ -20,9 +20,10 @@ integers, and each is tabulated exactly once per matchup:
 
 Outcomes are *parts* of a model's key in the kernel's state array: wounds in
 bits 0-4, ``MISTED`` and ``DEAD`` flags; ``pair`` holds instead the change of
-both models' keys (new part minus wounds), two ``int16`` read as one ``int32``.
+both models' keys (new part minus wounds), two ``int8`` read as one ``int16``.
 Every table is an :class:`._alias.AliasBits` (one 32-bit uniform a draw; each
-outcome's probability exact to within (slots a row) x ``2**-32``).
+outcome's probability exact to within (slots a row) x ``2**-32``), packed as an
+:class:`._alias.AliasPacked` (the same draws, one gather each).
 """
 
 from __future__ import annotations
@@ -32,16 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._alias import AliasBits
+from ._alias import AliasBits, AliasPacked
 from ._duel_plan import DuelPlan
 
-__all__ = ["DuelTables", "build_tables", "WOUNDS", "MISTED", "DEAD", "SIDE", "IDX_SHIFT", "MAX_ROLL_CELLS"]
+__all__ = ["DuelTables", "build_tables", "WOUNDS", "MISTED", "DEAD", "MAX_ROLL_CELLS"]
 
 WOUNDS = 31          # bits 0-4: wounds left
 MISTED = 1 << 5      # slain by instant death
-IDX_SHIFT = 6        # bits 6-10: the model's listed position
-DEAD = 1 << 11       # down (sorts after every standing model of its side)
-SIDE = 1 << 12       # the defender's models (sort after the attacker's)
+DEAD = 1 << 6        # down: a key at least DEAD is a fallen model (keys fit ``int8``)
 #: Largest duel-roll table of a ganged combat (dice counts A x dice counts B).
 MAX_ROLL_CELLS = 1 << 19
 
@@ -50,10 +49,10 @@ MAX_ROLL_CELLS = 1 << 19
 class DuelTables:
     """The exact tables of :func:`build_tables` (see the module docstring)."""
 
-    pair: AliasBits               # values: the two models' key changes, two int16 read as one int32
-    hit_one: tuple[AliasBits | None, AliasBits | None]
-    fails: tuple[AliasBits | None, AliasBits | None]
-    partial: tuple[AliasBits, AliasBits]
+    pair: AliasPacked             # values: the two models' key changes, two int8 read as one int16
+    hit_one: tuple[AliasPacked | None, AliasPacked | None]
+    fails: tuple[AliasPacked | None, AliasPacked | None]
+    partial: tuple[AliasPacked, AliasPacked]
     roll: NDArray[np.float64]     # (2, dice A + 1, dice B + 1): P(A wins), P(A or B wins)
 
     @property
@@ -151,8 +150,8 @@ class _Builder:
     def pair(self) -> AliasBits:
         """Rows ``wa * (WB + 1) + wb``: one model against one; values: the change of each model's key.
 
-        A value is two ``int16`` (the attacker's key change, then the defender's) read as one
-        ``int32``: one look-up gives both. A standing model's key changes by its new part minus
+        A value is two ``int8`` (the attacker's key change, then the defender's) read as one
+        ``int16``: one look-up gives both. A standing model's key changes by its new part minus
         its wounds; a row with a fallen model (wounds 0) changes nothing. Rows from
         ``(WA + 1) * (WB + 1)`` on repeat the states unchanged (for a column whose combat is
         resolved elsewhere).
@@ -180,14 +179,14 @@ class _Builder:
                 row[wa, :] += win_a * db
                 row[:, wb] += win_b * da
                 row += both * np.outer(da, db)
-        va = np.array([_part(w) for w in range(WA + 1)] + [_part(0, True)], np.int16)
-        vb = np.array([_part(w) for w in range(WB + 1)] + [_part(0, True)], np.int16)
+        va = np.array([_part(w) for w in range(WA + 1)] + [_part(0, True)], np.int8)
+        vb = np.array([_part(w) for w in range(WB + 1)] + [_part(0, True)], np.int8)
         wa, wb = np.divmod(np.arange(2 * n_rows) % n_rows, WB + 1)  # each row's wounds
-        delta = np.zeros((2 * n_rows, WA + 2, WB + 2, 2), np.int16)
+        delta = np.zeros((2 * n_rows, WA + 2, WB + 2, 2), np.int8)
         delta[..., 0] = (va[None, :, None] - wa[:, None, None]) * (wa > 0)[:, None, None]
         delta[..., 1] = (vb[None, None, :] - wb[:, None, None]) * (wb > 0)[:, None, None]
-        values = np.ascontiguousarray(delta).view(np.int32).reshape(2 * n_rows, -1)  # [A, B] in memory order
-        return AliasBits.build(P, values, dtype=np.int32)
+        values = np.ascontiguousarray(delta).view(np.int16).reshape(2 * n_rows, -1)  # [A, B] in memory order
+        return AliasBits.build(P, values, dtype=np.int16)
 
     def roll_upto(self, top0: int, top1: int) -> NDArray[np.float64]:
         """Cumulative duel roll ``[P(A wins), P(A or B wins)]`` by dice counts 0..top (0 = prone: counts as a 1).
@@ -238,11 +237,13 @@ def build_tables(plan: DuelPlan) -> DuelTables | None:
     if (dice[0] + 1) * (dice[1] + 1) > MAX_ROLL_CELLS:
         return None
     hits = [s.count * (s.wounds + s.extra_hit) for s in (s0, s1)]
-    pair = b.pair()
+    def packed(t: AliasBits | None) -> AliasPacked | None:  # every value fits int16: one gather a draw
+        return None if t is None else AliasPacked.from_bits(t)
+
     return DuelTables(
-        pair=pair,
-        hit_one=(b.hit_one(0, hits[0]), b.hit_one(1, hits[1])),
-        fails=(b.fails(0), b.fails(1)),
-        partial=(b.partial(0), b.partial(1)),
+        pair=packed(b.pair()),
+        hit_one=(packed(b.hit_one(0, hits[0])), packed(b.hit_one(1, hits[1]))),
+        fails=(packed(b.fails(0)), packed(b.fails(1))),
+        partial=(packed(b.partial(0)), packed(b.partial(1))),
         roll=b.roll_upto(dice[0], dice[1]),
     )

@@ -413,12 +413,38 @@ def test_group_kernel_assigns_hits_to_the_weakest_first(hits, after):
     plan = plan_of(unit("A", wounds=5, weapon=(3, 1)), unit("D", count=3, wounds=2))
     plan = dataclasses.replace(plan, p_fail=(1.0, 1.0))
     tables = _duel_tables.build_tables(plan)
-    w = np.array([[2, 1, 2]], np.int16)
-    key = (np.arange(3, dtype=np.int16) << _duel_tables.IDX_SHIFT) + w
-    # three defenders in combat 0 (no pairs beyond it): all are members
-    _duel_fast._assign(plan, tables, 0, key, np.array([1]), np.array([hits]), np.array([3]), np.random.default_rng(0))
-    assert tuple(key[0] & _duel_tables.WOUNDS) == after
-    assert tuple((key[0] & _duel_tables.DEAD) > 0) == tuple(v == 0 for v in after)
+    key = np.array([[5], [2], [1], [2]], np.int8)  # one trial (column): the attacker's key, the defenders'
+    # three defenders in combat 0 (no pairs beyond it): all are members; every hit is a fail
+    _duel_fast._assign(plan, tables, key, [(0, np.array([0]), np.array([1]), np.array([hits]))],
+                       np.random.default_rng(0))
+    assert tuple(key[1:, 0] & _duel_tables.WOUNDS) == after
+    assert tuple((key[1:, 0] & _duel_tables.DEAD) > 0) == tuple(v == 0 for v in after)
+
+
+@pytest.mark.parametrize("nA, nB", [(3, 5), (4, 4), (6, 1)])
+def test_group_kernel_compaction_keeps_standing_models_in_listed_order(nA, nB):
+    """Each side's standing models move to the front in listed order (the pairing order), the fallen
+    after them (their keys kept: the results read them), the counts are the standing models, and only
+    the kept trials stay, in order: checked trial by trial against a plain list filter."""
+    from sim.rulesets import _duel_fast, _duel_tables
+    rng = np.random.default_rng(5)
+    m = 300
+    wounds = rng.integers(1, 21, (nA + nB, m))
+    fallen = rng.random((nA + nB, m)) < 0.4
+    key = np.where(fallen, _duel_tables.DEAD | (rng.random((nA + nB, m)) < 0.5) * _duel_tables.MISTED,
+                   wounds).astype(np.int8)
+    keep = rng.random(m) < 0.7
+    target, cA, cB = _duel_fast._new_rows(key, nA)
+    out = _duel_fast._compact(key, target, keep)
+    assert out.shape == (nA + nB, keep.sum())
+    for new_col, trial in enumerate(np.flatnonzero(keep)):
+        for lo, hi, count in ((0, nA, cA), (nA, nA + nB, cB)):
+            before = list(key[lo:hi, trial])
+            standing = [k for k in before if k < _duel_tables.DEAD]
+            assert count[trial] == len(standing)
+            after = list(out[lo:hi, new_col])
+            assert after[:len(standing)] == standing
+            assert sorted(after[len(standing):]) == sorted(k for k in before if k >= _duel_tables.DEAD)
 
 
 def test_group_kernel_memory_per_block_is_bounded():
@@ -463,3 +489,24 @@ def test_bit_alias_tables_hold_the_exact_distribution(rows, outcomes, zeros):
     draws = t.sample(np.arange(rows).repeat(100), np.random.default_rng(3))
     assert np.array_equal(draws, t.sample(np.arange(rows).repeat(100), np.random.default_rng(3)))
     assert (P[np.arange(rows).repeat(100), draws] > 0).all()
+
+
+@pytest.mark.parametrize("rows, outcomes, zeros", [(50, 7, 0.3), (20, 3, 0.0), (10, 40, 0.5), (5, 1, 0.0)])
+def test_packed_alias_tables_draw_what_the_bit_tables_draw(rows, outcomes, zeros):
+    """The pair table's packed form (threshold and both values in one record): for the same stream,
+    the very same outcomes as the AliasBits table it packs (whose distribution the test above checks),
+    so it holds the same distribution; values outside int16 are refused."""
+    from sim.rulesets._alias import AliasBits, AliasPacked
+    rng = np.random.default_rng(11)
+    P = rng.random((rows, outcomes)) * (rng.random((rows, outcomes)) >= zeros)
+    P[:, 0] += 1e-3
+    P /= P.sum(axis=1, keepdims=True)
+    values = rng.integers(-30000, 30000, outcomes)
+    bits = AliasBits.build(P, values, dtype=np.int16)
+    packed = AliasPacked.from_bits(bits)
+    code = rng.integers(0, rows, (7, 3000)).astype(np.int16)
+    expect = bits.sample(code, np.random.default_rng(4))
+    got = packed.sample(code, np.random.default_rng(4))
+    assert got.dtype == np.int16 and np.array_equal(got, expect)
+    with pytest.raises(ValueError):
+        AliasPacked.from_bits(AliasBits.build(P, values * 10, dtype=np.int32))
