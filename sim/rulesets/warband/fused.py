@@ -16,7 +16,6 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ...limits import table_bytes
-
 from .stars import star_table
 from .strikes import CodeTable, PairTable, StrikeTable, VolleyTable, code_table, pair_table, strike_table, volley_table
 from .tables import WarbandUnit

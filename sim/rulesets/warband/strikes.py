@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .batches import MAX_TABLE_ATTACKS, several_batch_distribution
 from .._alias import AliasBits
+from .batches import MAX_TABLE_ATTACKS, several_batch_distribution
 from .single import batch_distribution
 from .tables import (
     EXPOSED_SPOT,
@@ -78,7 +78,7 @@ class Alias:
     bits: AliasBits
 
     @classmethod
-    def build(cls, P: NDArray[np.float64]) -> "Alias":
+    def build(cls, P: NDArray[np.float64]) -> Alias:
         """From a dense ``P[row, column]`` (each row sums to 1)."""
         S, K = P.shape
         flat = np.arange(S * K, dtype=np.int32).reshape(S, K)
