@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._alias import AliasBits
+from .strikes import coded_row
 
 __all__ = ["StarTable", "star_table", "pattern"]
 
@@ -95,8 +96,7 @@ def _transitions(rows, W: int):
     p = np.zeros((W + 3, 2, width))
     for c in range(W + 3):
         for may in (0, 1):
-            r = rows[c + (W + 1) * may] if c <= W else rows[2 * (W + 1) + (c - W - 1)]
-            for j, ((nc, h), q) in enumerate(r.items()):
+            for j, ((nc, h), q) in enumerate(coded_row(rows, W, c, bool(may)).items()):
                 code[c, may, j], hit[c, may, j], p[c, may, j] = nc, h, q
     return code, hit, p
 

@@ -48,8 +48,8 @@ from .tables import (
     injury_result,
 )
 
-__all__ = ["StrikeTable", "CodeTable", "PairTable", "VolleyTable", "batch_rows", "strike_table", "code_table",
-           "pair_table", "volley_table", "A_FIRST", "D_FIRST", "TIE"]
+__all__ = ["StrikeTable", "CodeTable", "PairTable", "VolleyTable", "batch_rows", "coded_row", "strike_table",
+           "code_table", "pair_table", "volley_table", "A_FIRST", "D_FIRST", "TIE"]
 
 #: Order modes of a pair: the attacking side's warrior strikes first, the defending side's, or a roll-off.
 A_FIRST, D_FIRST, TIE = 0, 1, 2
@@ -100,10 +100,6 @@ class Alias:
                     out[flat] = out.get(flat, 0.0) + q / (1 << b.bits)
         return out
 
-    @property
-    def nbytes(self) -> int:
-        return self.bits.nbytes
-
 
 def _alias(rows: list[dict[int, float]]) -> tuple[Alias, list[list[int]]]:
     """Alias tables of probability rows ``{outcome: p}``; also each row's outcomes by column."""
@@ -149,6 +145,12 @@ class StrikeTable:
             pick = self.table.sample(row, rng)
             return self.new_code[pick], self.hit[pick]
         return _dice(self.blows, self.target, W, code, may_parry, rng)
+
+
+def coded_row(rows, W: int, code: int, may_parry: bool) -> dict:
+    """The row ``{(new code, hit): p}`` of a tabulated batch's coded ``rows`` (:attr:`StrikeTable.rows`)
+    for a target with ``code`` (``may_parry``: its parry is not spent; a target that is down has none)."""
+    return rows[code + (W + 1) * may_parry] if code <= W else rows[2 * (W + 1) + (code - W - 1)]
 
 
 def batch_rows(blows, target) -> list[dict] | None:
@@ -293,7 +295,7 @@ def _transitions(t: StrikeTable) -> list[dict[int, float]]:
     W = t.W
     out = []
     for c in range(W + 3):
-        r = t.rows[c + W + 1] if c <= W else t.rows[2 * (W + 1) + (c - W - 1)]   # knocked down, stunned
+        r = coded_row(t.rows, W, c, True)
         d: dict[int, float] = {}
         for (k, _), p in r.items():
             d[k] = d.get(k, 0.0) + p
@@ -374,8 +376,7 @@ def volley_table(t: StrikeTable, most: int) -> VolleyTable | None:
             if code == W + 3:                              # out of action: nothing more happens
                 step[2 * code + spent, 2 * code + spent] = 1.0
                 continue
-            row = t.rows[code + (W + 1) * (1 - spent)] if code <= W else t.rows[2 * (W + 1) + (code - W - 1)]
-            for (new, scored), p in row.items():
+            for (new, scored), p in coded_row(t.rows, W, code, not spent).items():
                 step[2 * code + spent, 2 * new + (spent | scored)] += p
     power = np.eye(n)
     rows = []
