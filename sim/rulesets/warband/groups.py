@@ -86,6 +86,13 @@ class _Fights:
             self.degree[na + j] += 1
         self.fled = np.zeros((2, n), np.int16) if kp.all_alone else None   # wounds left of fled warriors
         self.ids = np.arange(n)
+        #: target choice (:func:`_choose`): every enemy's index, and 64 x its rank by code (standing 0,
+        #: stunned 1, knocked down 2) at ``code + 16 * side``
+        self.j_foe = np.arange(max(na, nd))[:, None]
+        self.target_rank = np.full(32, 192, np.int16)
+        for k, W in enumerate(self.W):
+            self.target_rank[16 * k:16 * k + W + 1] = 0
+            self.target_rank[16 * k + W + 1], self.target_rank[16 * k + W + 2] = 128, 64
         #: pair-table rows by state bytes, by round kind (see :func:`.phases.pair_rows`)
         self.pair_rows = None if kp.groups.pair is None else (pair_rows(kp, 0), pair_rows(kp, 1))
 
@@ -422,20 +429,19 @@ def _joint(joint, old, Wt, may, side, rng: np.random.Generator):
 
 def _choose(st: _Fights, w, f, cm) -> NDArray[np.intp]:
     """Target (index in its side) of strikers ``w`` touching several enemies: standing enemies first,
-    then stunned, then knocked down; lowest index first."""
-    out = np.empty(w.size, np.intp)
-    for k in (0, 1):
-        e = np.flatnonzero((w >= st.na) == bool(k))
-        if not e.size:
-            continue
-        foe = st.rows[1 - k]
-        W = st.W[1 - k]
-        j = np.arange(foe.stop - foe.start)[:, None]
-        ec = np.take(st.code[foe], f[e], 1)
-        rank = (ec > W).view(np.int8) * 2 - (ec == W + 2).view(np.int8)       # standing 0, stunned 1, down 2
-        rank = np.where((cm[e] >> j) & 1 == 1, rank, 3)
-        out[e] = (rank.astype(np.int16) * 64 + j).min(0) & 63
-    return out
+    then stunned, then knocked down; lowest index first.
+
+    Both sides' strikers at once: each one's enemies are gathered from its foes' first row (rows
+    past the foe side's count, or past the arrays, read the spare row: they are not in contact).
+    """
+    nw, m = st.nw, st.m
+    foe_side = (w < st.na).view(np.int8)                     # a striker's enemies are on the other side
+    rows = np.minimum(np.where(foe_side, st.na, 0) + st.j_foe, nw)
+    ec = np.take(st.code.reshape(-1), rows * m + f)        # (enemies, strikers)
+    # 64 x (standing 0, stunned 1, down 2); "clip": the spare row may hold any byte (never in contact)
+    rank = np.take(st.target_rank, ec + foe_side * np.int8(16), mode="clip")
+    rank += ((cm >> st.j_foe) & 1 == 0) * np.int16(256) + st.j_foe.astype(np.int16)
+    return (rank.min(0) & 63).astype(np.intp)
 
 
 # ------------------------------------------------------------------ optional small-group rules
