@@ -53,7 +53,6 @@ from numpy.typing import NDArray
 from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ...ruleset import END, Rounds
 from .phases import _bits, _chunks, _low, hub_phase, pair_rows, pairs, stars
-from .quiet import skip_quiet
 
 __all__ = ["simulate_groups"]
 
@@ -96,10 +95,6 @@ class _Fights:
             self.target_rank[16 * k + W + 1], self.target_rank[16 * k + W + 2] = 128, 64
         #: pair-table rows by state bytes, by round kind (see :func:`.phases.pair_rows`)
         self.pair_rows = None if kp.groups.pair is None else (pair_rows(kp, 0), pair_rows(kp, 1))
-        #: settled fights may skip their quiet rounds (:mod:`.quiet`): pairs and stars tabulated, and
-        #: no optional rule that acts between the phases
-        self.can_skip = kp.groups.pair is not None and kp.groups.star is not None and not (kp.rout or kp.all_alone)
-        self.skipped = None                           # set by a round: (columns, quiet rounds) of those that skipped
 
     @property
     def m(self) -> int:
@@ -117,22 +112,6 @@ class _Fights:
             self.fled = np.take(self.fled, cols, 1)
         self.ids = self.ids[cols]
         self.scratch = self.scratch[:, :cols.size]
-
-    def take_out(self, cols: NDArray[np.intp]) -> tuple:
-        """The columns ``cols`` (their state, to :meth:`put_back` later), dropped from the arrays."""
-        out = tuple(np.take(x, cols, 1) for x in (self.code, self.contacts, self.degree)) + (self.ids[cols],)
-        rest = np.ones(self.m, bool)
-        rest[cols] = False
-        self.keep(rest)
-        return out
-
-    def put_back(self, saved: list[tuple]) -> None:
-        """Columns saved by :meth:`take_out` join the arrays again (after the others)."""
-        parts = list(zip(*saved))
-        self.code, self.contacts, self.degree = (np.concatenate([x, *p], 1) for x, p in
-                                                 zip((self.code, self.contacts, self.degree), parts[:3]))
-        self.ids = np.concatenate([self.ids, *parts[3]])
-        self.scratch = np.empty((self.nw, self.m), np.int32)
 
     def remove(self, t: NDArray[np.intp], f: NDArray[np.intp]) -> None:
         """Warriors ``t`` (rows) of fights ``f`` (one per fight) went out of action: drop their contacts."""
@@ -163,26 +142,19 @@ def simulate_groups(kp, n: int, rng: np.random.Generator, rounds: Rounds, max_ro
     fin_rounds, fin_done = np.empty(n, np.int64), np.empty(n, bool)
     fin_rout = np.zeros(n, np.int8) if kp.rout else None
 
-    def record(rows, done, at=None) -> None:
+    def record(rows, done) -> None:
         f = st.ids[rows]
         fin_code[:, f] = st.code[:st.nw, rows]
         if st.fled is not None:
             fin_fled[:, f] = st.fled[:, rows]
-        fin_rounds[f], fin_done[f] = r if at is None else at, done
+        fin_rounds[f], fin_done[f] = r, done
 
     # Fights that ended stay in the arrays (recorded, and inert: nobody touches a live enemy)
-    # until a quarter of the columns are such, then they are dropped together. Fights skipping
-    # quiet rounds wait outside them, by the round they rejoin.
+    # until a quarter of the columns are such, then they are dropped together.
     recorded = np.zeros(n, bool)
-    waiting: dict[int, list] = {}
     left, r = n, 0
     while left and r < limit:
         r += 1
-        if r in waiting:
-            st.put_back(waiting.pop(r))
-            recorded = np.r_[recorded, np.zeros(st.m - recorded.size, bool)]
-        if not st.m:
-            continue
         if kp.rout and r >= 2:
             routed = _rout(kp, st, r, rng) & ~recorded
             if routed.any():
@@ -193,49 +165,17 @@ def simulate_groups(kp, n: int, rng: np.random.Generator, rounds: Rounds, max_ro
                 recorded = np.zeros(st.m, bool)
                 if not left:
                     break
-        _play_round(kp, st, r, rng, limit if st.can_skip else None)
-        if st.skipped is not None:
-            n_rec, recorded = _after_skip(st, r, limit, recorded, record, waiting)
-            left -= n_rec
+        _play_round(kp, st, r, rng)
         done = ~st.live(0) | ~st.live(1)
         finish = ~recorded if r == limit else done & ~recorded
         if finish.any():
             record(finish, done[finish])
             recorded |= finish
             left -= int(finish.sum())
-        if (finish.any() or st.skipped is not None) and 4 * int(recorded.sum()) >= st.m:
-            st.keep(~recorded)
-            recorded = np.zeros(st.m, bool)
+            if 4 * (st.m - left) >= st.m:
+                st.keep(~recorded)
+                recorded = np.zeros(st.m, bool)
     return _outcomes(kp, fin_code, fin_fled, fin_rounds, fin_done, fin_rout, rounds)
-
-
-def _after_skip(st: _Fights, r: int, limit: int, recorded, record, waiting: dict) -> tuple[int, NDArray[np.bool_]]:
-    """The fights that skipped quiet rounds in round ``r`` (``st.skipped``) and changed at a later round
-    ``r + K`` (or not within ``limit``) leave the arrays: those that ended then, or reached the last
-    round, are recorded at that round; the others wait until round ``r + K + 1`` (``waiting``). Those
-    with ``K = 0`` changed in this round and go on as usual. Returns (fights recorded, ``recorded`` for
-    the columns left)."""
-    cols, K = st.skipped
-    late = K >= 1
-    cols, K = cols[late], K[late]
-    if not cols.size:
-        return 0, recorded
-    at = r + K
-    over = ~(st.live(0)[cols] & st.live(1)[cols])
-    fin = over | (at >= limit)
-    if fin.any():
-        record(cols[fin], over[fin], np.minimum(at[fin], limit))
-    wait, at = cols[~fin], at[~fin]
-    order = np.argsort(at, kind="stable")
-    wait, at = wait[order], at[order]
-    saved = st.take_out(np.r_[wait, cols[fin]])
-    cut = np.flatnonzero(np.diff(at)) + 1
-    for lo, hi in zip(np.r_[0, cut], np.r_[cut, at.size]):
-        if hi > lo:
-            waiting.setdefault(int(at[lo]) + 1, []).append(tuple(x[..., lo:hi] for x in saved))
-    rest = np.ones(recorded.size, bool)
-    rest[cols] = False
-    return int(fin.sum()), recorded[rest]
 
 
 def _outcomes(kp, fin_code, fin_fled, fin_rounds, fin_done, fin_rout, rounds) -> Outcomes:
@@ -264,10 +204,7 @@ def _outcomes(kp, fin_code, fin_fled, fin_rounds, fin_done, fin_rout, rounds) ->
 
 
 # ------------------------------------------------------------------------- a round
-def _play_round(kp, st: _Fights, r: int, rng: np.random.Generator, limit: int | None = None) -> None:
-    """Round ``r``; with ``limit`` (the last round), settled fights may skip their quiet rounds
-    (:mod:`.quiet`: ``st.skipped`` then names them)."""
-    st.skipped = None
+def _play_round(kp, st: _Fights, r: int, rng: np.random.Generator) -> None:
     act = 0 if r % 2 == 1 else 1
     first = r == 1
     A, W = st.rows[act], st.W[act]
@@ -285,13 +222,7 @@ def _play_round(kp, st: _Fights, r: int, rng: np.random.Generator, limit: int | 
     cls = _classes(kp, st, act, first, stood, charge)
     nw = st.nw
     striker = (st.code[:nw] <= st.w_col) & (st.degree[:nw] > 0)
-    quiet = None
-    if limit is not None and not first and st.can_skip:
-        calm = np.ones(st.m, bool)                       # nobody stood up or charged this turn
-        for mask in ((stood,) if stood is not None else ()) + (charge or ()):
-            calm &= ~mask.any(0)
-        quiet = (r, limit, calm)
-    fused = _fuse(kp, st, cls, first, rng, quiet)
+    fused = _fuse(kp, st, cls, first, rng)
     if fused is not None:
         striker &= ~fused
     _complex(kp, st, striker, cls, first, rng)
@@ -365,7 +296,7 @@ def _classes(kp, st: _Fights, act: int, first: bool, stood, charge) -> NDArray[n
     return cls
 
 
-def _fuse(kp, st: _Fights, cls, first: bool, rng: np.random.Generator, quiet=None) -> NDArray[np.bool_] | None:
+def _fuse(kp, st: _Fights, cls, first: bool, rng: np.random.Generator) -> NDArray[np.bool_] | None:
     """Play the isolated pairs and the stars (a centre whose enemies in contact touch only it); return
     their warriors (the general path skips them).
 
@@ -395,21 +326,15 @@ def _fuse(kp, st: _Fights, cls, first: bool, rng: np.random.Generator, quiet=Non
     rk = 1 if first else 0
     flat = (st.code.reshape(-1), st.contacts.reshape(-1), st.degree.reshape(-1), cls.reshape(-1))
     pair_e = np.flatnonzero(pair[st.rows[0]])
-    centres = [np.flatnonzero(centre[rows]) + rows.start * m for rows in st.rows]
-    state = st.code * np.int8(3) + cls if g.pair is not None else None   # state bytes: code and class in one
-    if quiet is not None:
-        settled = ((st.code[:nw] == st.w_col + 3) | ((st.code[:nw] <= st.w_col) & fused & (deg <= 2))).all(0)
-        settled &= quiet[2] & st.live(0) & st.live(1)
-        if settled.any():
-            pair_e, centres = skip_quiet(kp, st, settled, pair_e, centres, (*flat[:3], state.reshape(-1)),
-                                         flat, *quiet[:2], rng)
     if g.pair is not None and pair_e.size:
+        state = st.code * np.int8(3) + cls                # state bytes: code and class in one
         for c in _chunks(pair_e):
             pairs(kp, st, c, (*flat[:3], state.reshape(-1)), rk, rng)
     elif pair_e.size:
         for c in _chunks(pair_e):                       # a pair is a star with one leaf
             hub_phase(kp, st, 0, c, *flat, rk, rng)
-    for k, e in enumerate(centres):
+    for k, rows in enumerate(st.rows):
+        e = np.flatnonzero(centre[rows]) + rows.start * m
         if not e.size:
             continue
         if g.star is not None:

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from .stars import pattern
 
-__all__ = ["CHUNK", "pair_rows", "pair_rows_of", "pairs", "star_rows_of", "stars", "hub_phase"]
+__all__ = ["CHUNK", "pair_rows", "pairs", "stars", "hub_phase"]
 
 
 _POW2 = 2.0 ** np.arange(24, dtype=np.float32)
@@ -62,28 +62,21 @@ def pair_rows(kp, rk: int) -> NDArray[np.int32]:
     return pt.row(ca, cd, mode).astype(np.int32).reshape(3 * na_codes, 3 * nd_codes)
 
 
-def pair_rows_of(st, e, cont, sb, rk: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """The defenders (flat indices) of isolated pairs by their attacking warriors ``e``, and the pairs'
-    table rows (``sb``: the state bytes, see :func:`pairs`)."""
-    na, m = st.na, st.m
-    # the defender: a pair's only contact is one bit, whose index is the number of ones below it
-    ed = (np.bitwise_count(cont[e] - 1).astype(np.intp) + na) * m + e % m
-    lut = st.pair_rows[rk]
-    return ed, np.take(lut.reshape(-1), sb[e].astype(np.intp) * lut.shape[1] + sb[ed])
-
-
-def pairs(kp, st, e, flat, rk: int, rng: np.random.Generator, pt=None) -> None:
+def pairs(kp, st, e, flat, rk: int, rng: np.random.Generator) -> None:
     """Isolated pairs (both batches tabulated), by their attacking warriors ``e``: one draw each.
 
     ``flat[3]`` holds each warrior's state byte ``code * 3 + class``, so the table row is one
     lookup in ``st.pair_rows[rk]`` (:func:`pair_rows`) instead of arithmetic on four gathers.
-    ``pt``: another table with the same rows (the pairs that change, :mod:`.quiet`).
     """
     if not e.size:
         return
+    na, m = st.na, st.m
     code, cont, deg, sb = flat
-    ed, row = pair_rows_of(st, e, cont, sb, rk)
-    pt = kp.groups.pair[rk] if pt is None else pt
+    # the defender: a pair's only contact is one bit, whose index is the number of ones below it
+    ed = (np.bitwise_count(cont[e] - 1).astype(np.intp) + na) * m + e % m
+    lut = st.pair_rows[rk]
+    row = np.take(lut.reshape(-1), sb[e].astype(np.intp) * lut.shape[1] + sb[ed])
+    pt = kp.groups.pair[rk]
     pick = pt.table.sample(row, rng)
     code[e], code[ed] = np.take(pt.new_a, pick), np.take(pt.new_d, pick)
     broken = np.flatnonzero(np.take(pt.broken, pick))
@@ -93,33 +86,25 @@ def pairs(kp, st, e, flat, rk: int, rng: np.random.Generator, pt=None) -> None:
             x[ed[broken]] = 0
 
 
-def star_rows_of(kp, st, k: int, e, flat, rk: int):
-    """The two leaves (flat indices) of the stars centred on side ``k``'s warriors ``e``, and the stars'
-    table rows."""
+def stars(kp, st, k: int, e, flat, rk: int, rng: np.random.Generator) -> None:
+    """Stars with two leaves centred on side ``k``'s warriors ``e`` (batches tabulated): one draw each
+    from :class:`.stars.StarTable`."""
+    if not e.size:
+        return
     m = st.m
-    code, cont, _, c = flat
+    code, cont, deg, c = flat
+    f = e % m
     both = cont[e]
-    base = st.offset[1 - k] * m + e % m
+    base = st.offset[1 - k] * m + f
     e1 = base + _low(both) * m
     e2 = base + _low(both & (both - 1)) * m
+    cc, c1, c2 = code[e], code[e1], code[e2]
     Ic, Il = kp.sides[k].i, kp.sides[1 - k].i
     kc = c[e] * np.int16(64) - Ic
     k1 = c[e1] * np.int16(64) - Il
     k2 = c[e2] * np.int16(64) - Il
-    return e1, e2, kp.groups.star[k][rk].row(code[e], code[e1], code[e2], pattern(kc, k1, k2))
-
-
-def stars(kp, st, k: int, e, flat, rk: int, rng: np.random.Generator, tb=None) -> None:
-    """Stars with two leaves centred on side ``k``'s warriors ``e`` (batches tabulated): one draw each
-    from :class:`.stars.StarTable` (``tb``: another with the same rows, the stars that change,
-    :mod:`.quiet`)."""
-    if not e.size:
-        return
-    m = st.m
-    code, cont, deg, _ = flat
-    e1, e2, row = star_rows_of(kp, st, k, e, flat, rk)
-    tb = kp.groups.star[k][rk] if tb is None else tb
-    nc, n1, n2 = tb.sample(row, rng)
+    tb = kp.groups.star[k][rk]
+    nc, n1, n2 = tb.sample(tb.row(cc, c1, c2, pattern(kc, k1, k2)), rng)
     code[e], code[e1], code[e2] = nc, n1, n2
     out_c, out_l = st.W[k] + 3, st.W[1 - k] + 3
     dead = np.flatnonzero(nc == out_c)
