@@ -309,20 +309,24 @@ def _fuse(kp, st: _Fights, cls, first: bool, rng: np.random.Generator) -> NDArra
     nw, m = st.nw, st.m
     deg = st.degree[:nw]
     one = deg == 1
-    single = (_bits(one[st.rows[0]]), _bits(one[st.rows[1]]))
-    centre = np.empty((nw, m), bool)                   # every contact has one contact (and so do I: a pair)
-    for k, rows in enumerate(st.rows):
-        np.bitwise_and(st.contacts[rows], ~single[1 - k], out=st.scratch[rows])
-        np.equal(st.scratch[rows], 0, out=centre[rows])
-    pair = one & centre
-    centre &= deg >= 2 if g.hubs else deg == 2
-    if g.star is None and not g.hubs:
-        centre[:] = False
-    fused = pair | centre
-    for k, rows in enumerate(st.rows):                 # the leaves of the centres
-        leaf_rows = st.rows[1 - k]
-        np.bitwise_and(st.contacts[leaf_rows], _bits(centre[rows]), out=st.scratch[leaf_rows])
-        fused[leaf_rows] |= (st.scratch[leaf_rows] != 0) & one[leaf_rows]
+    if np.less_equal(deg, 1).all():                  # only pairs (every fight, as in round 1): no centres
+        pair = fused = one
+        centre = np.zeros((nw, m), bool)
+    else:
+        single = (_bits(one[st.rows[0]]), _bits(one[st.rows[1]]))
+        centre = np.empty((nw, m), bool)               # every contact has one contact (and so do I: a pair)
+        for k, rows in enumerate(st.rows):
+            np.bitwise_and(st.contacts[rows], ~single[1 - k], out=st.scratch[rows])
+            np.equal(st.scratch[rows], 0, out=centre[rows])
+        pair = one & centre
+        centre &= deg >= 2 if g.hubs else deg == 2
+        if g.star is None and not g.hubs:
+            centre[:] = False
+        fused = pair | centre
+        for k, rows in enumerate(st.rows):             # the leaves of the centres
+            leaf_rows = st.rows[1 - k]
+            np.bitwise_and(st.contacts[leaf_rows], _bits(centre[rows]), out=st.scratch[leaf_rows])
+            fused[leaf_rows] |= (st.scratch[leaf_rows] != 0) & one[leaf_rows]
     rk = 1 if first else 0
     flat = (st.code.reshape(-1), st.contacts.reshape(-1), st.degree.reshape(-1), cls.reshape(-1))
     pair_e = np.flatnonzero(pair[st.rows[0]])
