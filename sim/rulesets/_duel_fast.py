@@ -19,7 +19,11 @@ A phase is:
   weakest member first (one minimum over the members per model slain), and the
   surviving damaged member's blocked-yard hits (one uniform);
 - the compaction: each side's standing models moved to the front in order (a
-  stable partition by one scatter), which also counts them.
+  stable partition by one scatter), which also counts them. The same scatter
+  puts the fights in descending order of their next phase's pairs (a stable
+  radix sort of small integers), so the fights that fight combat ``k`` are a
+  prefix of the columns: each block of pair rows draws for contiguous columns
+  only (no gather, and about a third fewer draws than a cut over all fights).
 
 At most ``CHUNK`` fights are in flight: finished fights leave the working set
 every phase and fresh ones join it in batches, so the arrays stay in cache and a
@@ -79,12 +83,13 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
     started = 0
     while started < n or idx.size:
         if started < n and idx.size < REFILL * CHUNK:
+            # fresh fights first: they have the most pairs, so the descending order of pairs holds
             fresh = min(CHUNK - idx.size, n - started)
-            key = np.concatenate([key, np.repeat(start, fresh, axis=1)], axis=1)
-            idx = np.concatenate([idx, np.arange(started, started + fresh)])
-            fought = np.concatenate([fought, np.zeros(fresh, np.int64)])
-            cA = np.concatenate([cA, np.full(fresh, nA, np.int64)])
-            cB = np.concatenate([cB, np.full(fresh, nB, np.int64)])
+            key = np.concatenate([np.repeat(start, fresh, axis=1), key], axis=1)
+            idx = np.concatenate([np.arange(started, started + fresh), idx])
+            fought = np.concatenate([np.zeros(fresh, np.int64), fought])
+            cA = np.concatenate([np.full(fresh, nA, np.int64), cA])
+            cB = np.concatenate([np.full(fresh, nB, np.int64), cB])
             started += fresh
         pairs = np.minimum(cA, cB)
         gang = cA != cB
@@ -106,8 +111,9 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
             alive[0, done], alive[1, done] = cA[o], cB[o]
             n_rounds[done] = fought[o]
             keep = ~over
-            idx, cA, cB, fought = idx[keep], cA[keep], cB[keep], fought[keep]
-        key = _compact(key, target, keep)
+        order = _by_pairs(cA, cB, keep)
+        idx, cA, cB, fought = idx[order], cA[order], cB[order], fought[order]
+        key = _compact(key, target, order)
     return make_outcomes(plan, (remaining[0], remaining[1]), (alive[0], alive[1]), (misted[0], misted[1]),
                          n_rounds, rounds, limit)
 
@@ -134,22 +140,39 @@ def _new_rows(key: NDArray[np.int8], nA: int) -> tuple[NDArray[np.int8], NDArray
     return target, above[nA].astype(np.int64), (above[N + 1] - nA).astype(np.int64)
 
 
-def _compact(key: NDArray[np.int8], target: NDArray[np.int8], keep: NDArray[np.bool_] | None) -> NDArray[np.int8]:
-    """The keys moved to their ``target`` rows, and only the trials ``keep`` (None: all): one scatter
-    that also moves the kept trials' columns first (then one contiguous copy of them)."""
+def _by_pairs(cA: NDArray, cB: NDArray, keep: NDArray[np.bool_] | None) -> NDArray[np.intp]:
+    """The trials ``keep`` (None: all), in descending order of their pairs ``min(cA, cB)`` (stable: a
+    radix sort of ``int16``, about as fast as one pass), as indices into all the trials."""
+    pairs = np.minimum(cA, cB)
+    kept = None if keep is None else np.flatnonzero(keep)
+    if kept is not None:
+        pairs = pairs[kept]
+    if pairs.size == 0:
+        return np.empty(0, np.intp)
+    order = np.argsort((int(pairs.max()) - pairs).astype(np.int16), kind="stable")
+    return order if kept is None else kept[order]
+
+
+def _compact(key: NDArray[np.int8], target: NDArray[np.int8], order: NDArray[np.intp]) -> NDArray[np.int8]:
+    """The keys moved to their ``target`` rows, and the trials ``order`` moved to columns 0, 1, ...
+    (the others dropped): one scatter that moves the kept trials' columns first (then one contiguous
+    copy of them unless every trial stays)."""
     N, m = key.shape
+    m_new = order.size
+    col = np.empty(m, np.intp)
+    if m_new < m:                                # the dropped trials after the kept ones, in any order
+        col.fill(-1)
+        col[order] = np.arange(m_new)
+        gone = col < 0
+        col[gone] = np.arange(m_new, m)
+    else:
+        col[order] = np.arange(m)
     flat = target.astype(np.intp)
     flat *= m
-    if keep is None:
-        flat += np.arange(m)
-    else:
-        kept = np.cumsum(keep)                   # kept trials up to each: a kept one's new column + 1
-        m_new = int(kept[-1])
-        col = np.where(keep, kept - 1, m_new + np.arange(m) - kept)  # the finished after, in order
-        flat += col
+    flat += col
     out = np.empty((N, m), key.dtype)
     out.ravel()[flat.ravel()] = key.ravel()
-    return out if keep is None else np.ascontiguousarray(out[:, :m_new])
+    return out if m_new == m else np.ascontiguousarray(out[:, :m_new])
 
 
 def _from_bottom(nA: int, N: int) -> NDArray[np.int8]:
@@ -158,43 +181,42 @@ def _from_bottom(nA: int, N: int) -> NDArray[np.int8]:
     return (np.where(j < nA, nA, N) - 1 - j).astype(np.int8)[:, None]
 
 
+#: A block of pair rows draws for the fights of its first row; a further row joins it while the draws wasted
+#: on it (fights with fewer pairs) are fewer than this or an eighth of the block's (a block costs about 15
+#: NumPy calls: a few thousand draws' worth).
+_SLACK = 2048
+
+
 def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], pairs: NDArray,
                   gang: NDArray[np.bool_], nA: int, WB: int, identity: int, rng: np.random.Generator) -> None:
     """Every one-against-one combat (row k of each side, k < pairs), one 32-bit uniform each, in place.
 
-    Combat 0 of ganged trials is left unchanged (the table's identity rows). The grid
-    is cut in two: the rows most trials need, for all of them, and the rest only for
-    the trials with that many pairs (fresh fights), so the work follows the pairs.
-    One look-up gives both models' key changes (two ``int8`` in one ``int16``), added
-    to the two sides' rows through ``int8`` views of the result.
+    The trials are in descending order of ``pairs`` (see :func:`_by_pairs`), so those with more
+    than ``k`` pairs are the first ``n_more[k]``: rows are drawn in blocks, each over the column
+    prefix of its first row (a row past a trial's pairs holds a fallen model on one side, and its
+    table row leaves both models unchanged). Combat 0 of ganged trials is left unchanged (the
+    table's identity rows). One look-up gives both models' key changes (two ``int8`` in one
+    ``int16``), added to the two sides' rows through ``int8`` views of the result.
     """
-    K = int(pairs.max())
+    K = int(pairs[0]) if pairs.size else 0       # the most pairs: the first trial's
     if K == 0:
         return
     table = tables.pair
-    # rows 0 .. cut - 1 for every trial, the rest only for the trials with more pairs (a gather and
-    # scatter, about twice the cost a cell): the cut of least cost from the pairs' histogram
-    n_more = len(pairs) - np.cumsum(np.bincount(pairs, minlength=K + 1))  # trials with more than c pairs
-    c = np.arange(1, K + 1)
-    cut = int(c[np.argmin(len(pairs) * c + 2 * n_more[1:] * (K - c))])
-    for lo, hi, cols in ((0, cut, None), (cut, K, np.flatnonzero(pairs > cut) if K > cut else None)):
-        if lo >= hi or (cols is not None and cols.size == 0):
-            continue
-        if cols is None:
-            code = np.multiply(w[lo:hi], WB + 1, dtype=np.int16)
-            code += w[nA + lo:nA + hi]
-        else:
-            code = np.multiply(np.take(w[lo:hi], cols, axis=1), WB + 1, dtype=np.int16)
-            code += np.take(w[nA + lo:nA + hi], cols, axis=1)
+    n_more = (len(pairs) - np.cumsum(np.bincount(pairs, minlength=K + 1))).tolist()  # trials with more than k
+    lo = 0
+    while lo < K:
+        n = n_more[lo]
+        hi = lo + 1
+        while hi < K and n - n_more[hi] <= max(_SLACK, n >> 3):
+            hi += 1
+        code = np.multiply(w[lo:hi, :n], WB + 1, dtype=np.int16)
+        code += w[nA + lo:nA + hi, :n]
         if lo == 0:
-            code[0] += gang * np.int16(identity)
+            code[0] += gang[:n] * np.int16(identity)
         change = table.sample(code, rng).view(np.int8)  # (rows, 2 * trials): A, B, A, B, ...
-        if cols is None:
-            key[lo:hi] += change[:, 0::2]
-            key[nA + lo:nA + hi] += change[:, 1::2]
-        else:
-            key[lo:hi, cols] += change[:, 0::2]
-            key[nA + lo:nA + hi, cols] += change[:, 1::2]
+        key[lo:hi, :n] += change[:, 0::2]
+        key[nA + lo:nA + hi, :n] += change[:, 1::2]
+        lo = hi
 
 
 def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8],
