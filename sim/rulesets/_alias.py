@@ -15,6 +15,7 @@ Used by the ``grimdark``, ``duel`` and ``warband`` group kernels (private to ``s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,7 +153,7 @@ def uniform32(rng: np.random.Generator, shape: int | tuple[int, ...]) -> NDArray
     The two halves of each raw 64-bit output (``random_raw``: about a quarter of the
     cost of a float64 uniform); other bit generators go through ``rng.integers``.
     """
-    n = int(np.prod(shape))
+    n = math.prod(shape) if isinstance(shape, tuple) else int(shape)  # not np.prod: a few us a call
     bg = rng.bit_generator
     if isinstance(bg, _RAW64):
         u = bg.random_raw((n + 1) // 2).view(np.uint32)[:n]

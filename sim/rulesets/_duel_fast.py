@@ -288,8 +288,11 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
     for x, t, pairs, fails in groups:
         y = 1 - x
         lo, hi = (nA, nA + plan.sides[1].count) if y == 1 else (0, nA)
-        blk = np.full((c, t.size), DEAD, key.dtype)
-        blk[:hi - lo] = np.take(key[lo:hi], t, axis=1)
+        if hi - lo == c:
+            blk = np.take(key[lo:hi], t, axis=1)
+        else:  # the smaller side's block padded with fallen models
+            blk = np.full((c, t.size), DEAD, key.dtype)
+            blk[:hi - lo] = np.take(key[lo:hi], t, axis=1)
         wy = blk & WOUNDS
         row = np.arange(c, dtype=np.uint16)[:, None]
         sk = _sort_keys(plan, x, wy.astype(np.uint16))
