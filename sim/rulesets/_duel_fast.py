@@ -29,7 +29,7 @@ At most ``CHUNK`` fights are in flight: finished fights leave the working set
 every phase and fresh ones join it in batches, so the arrays stay in cache and a
 block's long tail costs no phases of its own. Memory per block is therefore
 bounded whatever its size: the results (a few ``int64`` per trial) plus about
-10 MB of working arrays for 20 against 20; the tables are O(wounds^2 x models)
+20 MB of working arrays for 20 against 20; the tables are O(wounds^2 x models)
 (under 15 MB at 20 models of 20 wounds a side).
 
 Used for the default ``fewest_wounds`` assignment; ``spread`` in a ganged combat
@@ -50,10 +50,11 @@ __all__ = ["simulate_fast"]
 
 _NONE = np.uint16(0xFFFF)   # sort key of a model that takes no hit (above every member's)
 
-#: Fights in flight: small enough for the working arrays to stay near the cache (about 10 MB at 20
+#: Fights in flight: small enough for the working arrays to stay near the cache (about 20 MB at 20
 #: against 20), large enough to amortise NumPy's per-call cost over the 20-80 calls on model rows a
-#: phase (8,192 took 10-25% more time a fight at 10 v 10 and 20 v 20; 32,768 no less).
-CHUNK = 16384
+#: phase. Since the pair rows are drawn in blocks (more calls a phase), 32,768 took 10-15% less time
+#: a fight than 16,384 at 10 v 10 and 5-10% less at 20 v 20 (49,152: more again).
+CHUNK = 32768
 #: Fresh fights join the working set when fewer than this share of ``CHUNK`` are still going,
 #: so the long tail of a batch rides along with the next one instead of costing phases alone.
 REFILL = 0.25
