@@ -25,11 +25,11 @@ A phase is:
   prefix of the columns: each block of pair rows draws for contiguous columns
   only (no gather, and about a third fewer draws than a cut over all fights).
 
-At most ``CHUNK`` fights are in flight: finished fights leave the working set
+At most ``CHUNK`` fights (and ``CHUNK_KEYS`` model keys) are in flight: finished fights leave the working set
 every phase and fresh ones join it in batches, so the arrays stay in cache and a
 block's long tail costs no phases of its own. Memory per block is therefore
 bounded whatever its size: the results (a few ``int64`` per trial) plus about
-20 MB of working arrays for 20 against 20; the tables are O(wounds^2 x models)
+10 MB of working arrays for 20 against 20; the tables are O(wounds^2 x models)
 (under 15 MB at 20 models of 20 wounds a side).
 
 Used for the default ``fewest_wounds`` assignment; ``spread`` in a ganged combat
@@ -50,11 +50,13 @@ __all__ = ["simulate_fast"]
 
 _NONE = np.uint16(0xFFFF)   # sort key of a model that takes no hit (above every member's)
 
-#: Fights in flight: small enough for the working arrays to stay near the cache (about 20 MB at 20
-#: against 20), large enough to amortise NumPy's per-call cost over the 20-80 calls on model rows a
-#: phase. Since the pair rows are drawn in blocks (more calls a phase), 32,768 took 10-15% less time
-#: a fight than 16,384 at 10 v 10 and 5-10% less at 20 v 20 (49,152: more again).
+#: Fights in flight: small enough for the working arrays to stay near the cache, large enough to
+#: amortise NumPy's per-call cost over the 20-80 calls on model rows a phase. Since the pair rows are
+#: drawn in blocks (more calls a phase), 32,768 took 5-15% less time a fight than 16,384 at 10 v 10;
+#: at 20 v 20 no less at best and more when another process shares the cache, hence also
+#: ``CHUNK_KEYS``: at most that many model keys in flight (16,384 fights at 20 v 20, about 10 MB).
 CHUNK = 32768
+CHUNK_KEYS = 20 * 32768
 #: Fresh fights join the working set when fewer than this share of ``CHUNK`` are still going,
 #: so the long tail of a batch rides along with the next one instead of costing phases alone.
 REFILL = 0.25
@@ -66,10 +68,13 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
 
     At most ``CHUNK`` fights are in flight; finished ones leave the working set every
     phase and fresh ones join it in batches (a phase does not depend on its number:
-    each fight counts its own). The result depends only on ``n`` and the stream.
+    each fight counts its own). The fights are independent and alike, so the results are
+    listed in the order the fights finish (contiguous writes; no fight numbers to carry
+    through the reordering). The result depends only on ``n`` and the stream.
     """
     limit = max_rounds if rounds == END else int(rounds)
     nA, nB = plan.sides[0].count, plan.sides[1].count
+    chunk = max(1024, min(CHUNK, CHUNK_KEYS // (nA + nB)))  # fights in flight: by the plan alone
     WB = plan.sides[1].wounds
     identity = (plan.sides[0].wounds + 1) * (WB + 1)  # offset of the pair table's "unchanged" rows
     start = np.array([plan.sides[0].wounds] * nA + [WB] * nB, np.int8)[:, None]
@@ -77,17 +82,17 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
     alive = np.zeros((2, n), np.int64)
     misted = np.zeros((2, n), np.int64)
     n_rounds = np.zeros(n, np.int64)
+    # misted models only on a side that instant death can reach (its hitter's ``instant``)
+    can_mist = (plan.instant[1], plan.instant[0])
     key = np.empty((nA + nB, 0), np.int8)
-    idx = np.empty(0, np.int64)
     fought = np.empty(0, np.int64)
     cA = cB = np.empty(0, np.int64)
-    started = 0
-    while started < n or idx.size:
-        if started < n and idx.size < REFILL * CHUNK:
+    started = finished = 0
+    while started < n or fought.size:
+        if started < n and fought.size < REFILL * chunk:
             # fresh fights first: they have the most pairs, so the descending order of pairs holds
-            fresh = min(CHUNK - idx.size, n - started)
+            fresh = min(chunk - fought.size, n - started)
             key = np.concatenate([np.repeat(start, fresh, axis=1), key], axis=1)
-            idx = np.concatenate([np.arange(started, started + fresh), idx])
             fought = np.concatenate([np.zeros(fresh, np.int64), fought])
             cA = np.concatenate([np.full(fresh, nA, np.int64), cA])
             cB = np.concatenate([np.full(fresh, nB, np.int64), cB])
@@ -105,15 +110,18 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
         if over.any():
             # the results are sums over each side's models: read before the compaction moves them
             o = np.flatnonzero(over)
-            done, k_over = idx[o], np.take(key, o, axis=1)
+            done = slice(finished, finished + o.size)
+            finished += o.size
+            k_over = np.take(key, o, axis=1)
             for s, (lo, hi) in enumerate(((0, nA), (nA, nA + nB))):
                 remaining[s, done] = np.add.reduce(k_over[lo:hi] & WOUNDS, axis=0, dtype=np.int16)
-                misted[s, done] = np.add.reduce(k_over[lo:hi] & MISTED, axis=0, dtype=np.int16) // MISTED
+                if can_mist[s]:
+                    misted[s, done] = np.add.reduce(k_over[lo:hi] & MISTED, axis=0, dtype=np.int16) // MISTED
             alive[0, done], alive[1, done] = cA[o], cB[o]
             n_rounds[done] = fought[o]
             keep = ~over
         order = _by_pairs(cA, cB, keep)
-        idx, cA, cB, fought = idx[order], cA[order], cB[order], fought[order]
+        cA, cB, fought = cA[order], cB[order], fought[order]
         key = _compact(key, target, order)
     return make_outcomes(plan, (remaining[0], remaining[1]), (alive[0], alive[1]), (misted[0], misted[1]),
                          n_rounds, rounds, limit)
