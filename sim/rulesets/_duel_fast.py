@@ -100,9 +100,11 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
         pairs = np.minimum(cA, cB)
         gang = cA != cB
         w = key & WOUNDS
-        _pair_combats(tables, key, w, pairs, gang, nA, WB, identity, rng)
+        # trials with more than k pairs: the first n_more[k] (descending order of pairs)
+        n_more = (pairs.size - np.cumsum(np.bincount(pairs))).tolist()
+        _pair_combats(tables, key, w, pairs, n_more, gang, nA, WB, identity, rng)
         if gang.any():
-            _ganged(plan, tables, key, w, cA, cB, pairs, gang, rng)
+            _ganged(plan, tables, key, w, cA, cB, pairs, n_more, gang, rng)
         target, cA, cB = _new_rows(key, nA)
         fought += 1
         over = (cA == 0) | (cB == 0) | (fought == limit)
@@ -196,7 +198,7 @@ def _from_bottom(nA: int, N: int) -> NDArray[np.int8]:
 _SLACK = 2048
 
 
-def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], pairs: NDArray,
+def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], pairs: NDArray, n_more: list[int],
                   gang: NDArray[np.bool_], nA: int, WB: int, identity: int, rng: np.random.Generator) -> None:
     """Every one-against-one combat (row k of each side, k < pairs), one 32-bit uniform each, in place.
 
@@ -211,7 +213,6 @@ def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8]
     if K == 0:
         return
     table = tables.pair
-    n_more = (len(pairs) - np.cumsum(np.bincount(pairs, minlength=K + 1))).tolist()  # trials with more than k
     lo = 0
     while lo < K:
         n = n_more[lo]
@@ -228,8 +229,8 @@ def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8]
         lo = hi
 
 
-def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8],
-            cA: NDArray, cB: NDArray, pairs: NDArray, gang: NDArray[np.bool_], rng: np.random.Generator) -> None:
+def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], cA: NDArray,
+            cB: NDArray, pairs: NDArray, n_more: list[int], gang: NDArray[np.bool_], rng: np.random.Generator) -> None:
     """Combat 0 of the trials ``gang`` where one side (y) has left-over models: they all join it against
     the other side's (x) first model. ``key`` is updated in place; ``w``: wounds at the start of the
     phase."""
@@ -238,13 +239,16 @@ def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArra
     g = np.flatnonzero(gang)
     # the members' wounds: each side's first model, and the standing models past the pairs (only the
     # larger side has any; a fallen model has no wounds, so no mask for it). Both sides stand, so
-    # pairs >= 1: row 0 is not past. Over every trial (contiguous rows), then the ganged ones.
-    p16 = pairs.astype(np.int16)
+    # pairs >= 1: row 0 is not past. Row j is past the pairs of the trials from n_more[j] on (descending
+    # order of pairs): a sum of row suffixes over every trial (contiguous), then the ganged ones.
     wsum = []
     for lo, hi in ((0, nA), (nA, nA + nB)):
-        past = np.arange(hi - lo, dtype=np.int16)[:, None] >= p16
-        past[0] = True
-        wsum.append(np.add.reduce(w[lo:hi] * past, axis=0, dtype=np.int16)[g].astype(np.int64))  # int8 products
+        acc = w[lo].astype(np.int16)
+        for j in range(1, min(hi - lo, len(n_more))):
+            np.add(acc[n_more[j]:], w[lo + j, n_more[j]:], out=acc[n_more[j]:])
+        if hi - lo > len(n_more):            # rows past every trial's pairs
+            acc += np.add.reduce(w[lo + len(n_more):hi], axis=0, dtype=np.int16)
+        wsum.append(acc[g].astype(np.int64))
     pg = pairs[g]
     extra = np.abs(cA[g] - cB[g])                                 # left-over models of the larger side
     y_is_b = cB[g] > cA[g]
@@ -293,7 +297,7 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
     """
     nA = plan.sides[0].count
     c = max(plan.sides[0].count, plan.sides[1].count)
-    blocks, sort_keys, deltas, budget = [], [], [], []
+    blocks, sort_keys, parts, budget = [], [], [], []
     for x, t, pairs, fails in groups:
         y = 1 - x
         lo, hi = (nA, nA + plan.sides[1].count) if y == 1 else (0, nA)
@@ -311,9 +315,10 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
         sk |= paired * _NONE
         blocks.append(blk)
         sort_keys.append(sk)
-        deltas.append(np.int8(DEAD | MISTED if plan.instant[x] else DEAD) - wy)
+        parts.append(np.full(t.size, DEAD | MISTED if plan.instant[x] else DEAD, np.int8))  # a slain member's key
         budget.append(fails.astype(np.uint16))
-    blk, sk, delta, budget = (np.concatenate(a, axis=-1) for a in (blocks, sort_keys, deltas, budget))
+    blk, sk, part, budget = (np.concatenate(a, axis=-1) for a in (blocks, sort_keys, parts, budget))
+    was_none = sk == _NONE
     top = max(plan.sides[x].wounds + plan.sides[x].extra_hit for x, *_ in groups)  # most hits: most slain
     for _ in range(min(top, c) + 1):  # each slain member takes a fail; the last round finds none
         weakest = sk.min(axis=0)
@@ -322,11 +327,14 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
         if not dies.any():
             break
         budget -= need * dies
-        slain = (sk == weakest) & dies
-        blk += slain * delta
-        sk |= slain * _NONE
+        # the weakest member of each trial that slays one leaves the order (a trial that slays
+        # nobody looks for _NONE: only members already out of it match)
+        sk |= (sk == (weakest | ~dies * _NONE)) * _NONE
     else:  # not reached (the last round slays nobody); kept so ``weakest`` is always the survivor
         weakest = sk.min(axis=0)
+    slain = sk == _NONE                       # the slain: out of the order now, not at the start
+    slain &= ~was_none
+    blk += slain * (part - blk)
     at = 0
     for x, t, pairs, fails in groups:
         y = 1 - x
