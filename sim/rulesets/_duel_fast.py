@@ -310,9 +310,13 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
         row = np.arange(c, dtype=np.uint16)[:, None]
         sk = _sort_keys(plan, x, wy.astype(np.uint16))
         sk |= row
-        paired = row < pairs.astype(np.uint16)                # rows 1 .. pairs - 1 fight their own combats
-        paired[0] = False
-        sk |= paired * _NONE
+        # rows 1 .. pairs - 1 fight their own combats: ``t`` ascends and the pairs descend along the
+        # trials, so row j is paired in the first (pairs > j) of them
+        paired = np.searchsorted(-pairs, -np.arange(1, c), side="left").tolist()
+        for j, n in enumerate(paired, 1):
+            if n == 0:
+                break
+            sk[j, :n] = _NONE
         blocks.append(blk)
         sort_keys.append(sk)
         parts.append(np.full(t.size, DEAD | MISTED if plan.instant[x] else DEAD, np.int8))  # a slain member's key
