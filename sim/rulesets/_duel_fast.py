@@ -85,17 +85,17 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
     # misted models only on a side that instant death can reach (its hitter's ``instant``)
     can_mist = (plan.instant[1], plan.instant[0])
     key = np.empty((nA + nB, 0), np.int8)
-    fought = np.empty(0, np.int64)
-    cA = cB = np.empty(0, np.int64)
+    fought = np.empty(0, np.int32)
+    cA = cB = np.empty(0, np.int32)
     started = finished = 0
     while started < n or fought.size:
         if started < n and fought.size < REFILL * chunk:
             # fresh fights first: they have the most pairs, so the descending order of pairs holds
             fresh = min(chunk - fought.size, n - started)
             key = np.concatenate([np.repeat(start, fresh, axis=1), key], axis=1)
-            fought = np.concatenate([np.zeros(fresh, np.int64), fought])
-            cA = np.concatenate([np.full(fresh, nA, np.int64), cA])
-            cB = np.concatenate([np.full(fresh, nB, np.int64), cB])
+            fought = np.concatenate([np.zeros(fresh, np.int32), fought])
+            cA = np.concatenate([np.full(fresh, nA, np.int32), cA])
+            cB = np.concatenate([np.full(fresh, nB, np.int32), cB])
             started += fresh
         pairs = np.minimum(cA, cB)
         gang = cA != cB
@@ -148,7 +148,7 @@ def _new_rows(key: NDArray[np.int8], nA: int) -> tuple[NDArray[np.int8], NDArray
     base = _from_bottom(nA, N)
     target += base
     target -= standing * base                # standing: the running count alone
-    return target, above[nA].astype(np.int64), (above[N + 1] - nA).astype(np.int64)
+    return target, above[nA].astype(np.int32), (above[N + 1] - nA).astype(np.int32)
 
 
 def _by_pairs(cA: NDArray, cB: NDArray, keep: NDArray[np.bool_] | None) -> NDArray[np.intp]:
@@ -248,14 +248,14 @@ def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArra
             np.add(acc[n_more[j]:], w[lo + j, n_more[j]:], out=acc[n_more[j]:])
         if hi - lo > len(n_more):            # rows past every trial's pairs
             acc += np.add.reduce(w[lo + len(n_more):hi], axis=0, dtype=np.int16)
-        wsum.append(acc[g].astype(np.int64))
+        wsum.append(acc[g].astype(np.int32))
     pg = pairs[g]
     extra = np.abs(cA[g] - cB[g])                                 # left-over models of the larger side
     y_is_b = cB[g] > cA[g]
     size = (1 + extra * ~y_is_b, 1 + extra * y_is_b)               # members per side
     # the duel roll: one d6 per wound (+1 per model with an extra die), keep the highest
-    dA = np.zeros(g.size, np.int64) if s0.prone else wsum[0] + s0.extra_die * size[0]
-    dB = np.zeros(g.size, np.int64) if s1.prone else wsum[1] + s1.extra_die * size[1]
+    dA = np.zeros(g.size, np.int32) if s0.prone else wsum[0] + s0.extra_die * size[0]
+    dB = np.zeros(g.size, np.int32) if s1.prone else wsum[1] + s1.extra_die * size[1]
     u = rng.random(g.size)
     cell = dA * tables.roll.shape[2] + dB
     a_wins = u < np.take(tables.roll[0], cell)
