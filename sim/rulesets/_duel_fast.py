@@ -297,7 +297,7 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
     """
     nA = plan.sides[0].count
     c = max(plan.sides[0].count, plan.sides[1].count)
-    blocks, sort_keys, parts, budget = [], [], [], []
+    sort_keys, parts, budget = [], [], []
     for x, t, pairs, fails in groups:
         y = 1 - x
         lo, hi = (nA, nA + plan.sides[1].count) if y == 1 else (0, nA)
@@ -317,11 +317,10 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
             if n == 0:
                 break
             sk[j, :n] = _NONE
-        blocks.append(blk)
         sort_keys.append(sk)
         parts.append(np.full(t.size, DEAD | MISTED if plan.instant[x] else DEAD, np.int8))  # a slain member's key
         budget.append(fails.astype(np.uint16))
-    blk, sk, part, budget = (np.concatenate(a, axis=-1) for a in (blocks, sort_keys, parts, budget))
+    sk, part, budget = (np.concatenate(a, axis=-1) for a in (sort_keys, parts, budget))
     was_none = sk == _NONE
     top = max(plan.sides[x].wounds + plan.sides[x].extra_hit for x, *_ in groups)  # most hits: most slain
     for _ in range(min(top, c) + 1):  # each slain member takes a fail; the last round finds none
@@ -338,21 +337,24 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
         weakest = sk.min(axis=0)
     slain = sk == _NONE                       # the slain: out of the order now, not at the start
     slain &= ~was_none
-    blk += slain * (part - blk)
+    # only what changed goes back, by flat index into ``key`` (a few models a trial, not the block):
+    # the slain members' keys, then the damaged survivors'
+    M = key.shape[1]
+    trials = np.concatenate([t for _, t, _, _ in groups])
+    first_row = np.concatenate([np.full(t.size, nA if x == 0 else 0, np.intp) for x, t, _, _ in groups])
+    row, col = np.divmod(np.flatnonzero(slain), slain.shape[1])
+    np.put(key, (first_row[col] + row) * M + trials[col], part[col])
     at = 0
     for x, t, pairs, fails in groups:
         y = 1 - x
-        lo, hi = (nA, nA + plan.sides[1].count) if y == 1 else (0, nA)
         start, at = at, at + t.size
-        sub = slice(start, at)
         if not plan.instant[x]:
-            first, left = weakest[sub], budget[sub]
+            first, left = weakest[start:at], budget[start:at]
             r = np.flatnonzero((first != _NONE) & (left > 0))
             if r.size:
-                part = tables.partial[y].sample(((first[r] >> 6) & WOUNDS).astype(np.intp)
-                                                * (plan.sides[y].wounds + 1) + left[r], rng)
-                blk[first[r] & 63, start + r] = part
-        key[lo:hi, t] = blk[:hi - lo, sub]
+                after = tables.partial[y].sample(((first[r] >> 6) & WOUNDS).astype(np.intp)
+                                                 * (plan.sides[y].wounds + 1) + left[r], rng)
+                np.put(key, (first_row[start + r] + (first[r] & 63)) * M + t[r], after)
 
 
 def _sort_keys(plan: DuelPlan, hitter: int, w: NDArray[np.uint16]) -> NDArray[np.uint16]:
