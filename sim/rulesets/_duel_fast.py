@@ -170,19 +170,21 @@ def _compact(key: NDArray[np.int8], target: NDArray[np.int8], order: NDArray[np.
     copy of them unless every trial stays)."""
     N, m = key.shape
     m_new = order.size
-    col = np.empty(m, np.intp)
+    col = np.empty(m, np.int32)
     if m_new < m:                                # the dropped trials after the kept ones, in any order
         col.fill(-1)
-        col[order] = np.arange(m_new)
+        col[order] = np.arange(m_new, dtype=np.int32)
         gone = col < 0
-        col[gone] = np.arange(m_new, m)
+        col[gone] = np.arange(m_new, m, dtype=np.int32)
     else:
-        col[order] = np.arange(m)
-    flat = target.astype(np.intp)
+        col[order] = np.arange(m, dtype=np.int32)
+    # the flat index in int32 (N * m is far below 2**31), widened once for the scatter: a third less
+    # memory traffic than building it in intp
+    flat = target.astype(np.int32)
     flat *= m
     flat += col
     out = np.empty((N, m), key.dtype)
-    out.ravel()[flat.ravel()] = key.ravel()
+    out.ravel()[flat.ravel().astype(np.intp)] = key.ravel()
     return out if m_new == m else np.ascontiguousarray(out[:, :m_new])
 
 
