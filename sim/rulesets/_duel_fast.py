@@ -208,14 +208,25 @@ def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8]
     than ``k`` pairs are the first ``n_more[k]``: rows are drawn in blocks, each over the column
     prefix of its first row (a row past a trial's pairs holds a fallen model on one side, and its
     table row leaves both models unchanged). Combat 0 of ganged trials is left unchanged (the
-    table's identity rows). One look-up gives both models' key changes (two ``int8`` in one
-    ``int16``), added to the two sides' rows through ``int8`` views of the result.
+    table's identity rows); when those are most of the trials, combat 0 of the others is drawn
+    on its own instead (a gather and scatter of the few, not draws wasted on the many). One
+    look-up gives both models' key changes (two ``int8`` in one ``int16``), added to the two
+    sides' rows through ``int8`` views of the result.
     """
     K = int(pairs[0]) if pairs.size else 0       # the most pairs: the first trial's
     if K == 0:
         return
     table = tables.pair
     lo = 0
+    solo = np.flatnonzero(~gang)
+    if 2 * solo.size < gang.size:                # combat 0 one against one in under half the trials
+        lo = 1
+        if solo.size:
+            code = np.multiply(w[0, solo], WB + 1, dtype=np.int16)
+            code += w[nA, solo]
+            change = table.sample(code, rng).view(np.int8)
+            key[0, solo] += change[0::2]
+            key[nA, solo] += change[1::2]
     while lo < K:
         n = n_more[lo]
         hi = lo + 1
