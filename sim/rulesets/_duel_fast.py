@@ -25,9 +25,10 @@ A phase is:
   prefix of the columns: each block of pair rows draws for contiguous columns
   only (no gather, and about a third fewer draws than a cut over all fights).
 
-At most ``CHUNK`` fights (and ``CHUNK_KEYS`` model keys) are in flight: finished fights leave the working set
-every phase and fresh ones join it in batches, so the arrays stay in cache and a
-block's long tail costs no phases of its own. Memory per block is therefore
+At most ``CHUNK`` fights (and ``CHUNK_KEYS`` model keys) are in flight: finished
+fights leave the working set every phase and fresh ones join it in batches (in
+front: they have the most pairs), so the arrays stay in cache and a block's long
+tail costs no phases of its own. Memory per block is therefore
 bounded whatever its size: the results (a few ``int64`` per trial) plus about
 10 MB of working arrays for 20 against 20; the tables are O(wounds^2 x models)
 (under 15 MB at 20 models of 20 wounds a side).
