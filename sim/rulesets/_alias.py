@@ -15,6 +15,7 @@ Used by the ``grimdark``, ``duel`` and ``warband`` group kernels (private to ``s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,7 +153,7 @@ def uniform32(rng: np.random.Generator, shape: int | tuple[int, ...]) -> NDArray
     The two halves of each raw 64-bit output (``random_raw``: about a quarter of the
     cost of a float64 uniform); other bit generators go through ``rng.integers``.
     """
-    n = int(np.prod(shape))
+    n = math.prod(shape) if isinstance(shape, tuple) else int(shape)  # not np.prod: a few us a call
     bg = rng.bit_generator
     if isinstance(bg, _RAW64):
         u = bg.random_raw((n + 1) // 2).view(np.uint32)[:n]
@@ -239,8 +240,9 @@ class AliasBits:
         return self.threshold.nbytes + self.pick.nbytes
 
 
-#: One slot of an :class:`AliasPacked` table: its threshold, its value and its alias's value.
-PACKED = np.dtype([("threshold", np.uint32), ("value", np.int16), ("alias", np.int16)])
+#: One slot of an :class:`AliasPacked` table: its threshold, its value and its alias's value less its
+#: value (modulo ``2**16``: the select is then one multiply-add, no branch).
+PACKED = np.dtype([("threshold", np.uint32), ("value", np.int16), ("delta", np.int16)])
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,9 @@ class AliasPacked:
 
     A draw is then one gather (threshold and both values at once) and a select, instead
     of a gather of the threshold, index arithmetic and a gather of the value: the same
-    outcome for the same uniform, so exactly the same distribution.
+    outcome for the same uniform, so exactly the same distribution. The select is
+    ``value + alt * delta`` (``delta``: the alias's value less the slot's, wrapping in
+    ``int16``): about three times as fast as ``np.where`` on an unpredictable condition.
 
     Attributes
     ----------
@@ -270,7 +274,7 @@ class AliasPacked:
         rec = np.empty(len(table.threshold), PACKED)
         rec["threshold"] = table.threshold
         rec["value"] = pick[:, 0]
-        rec["alias"] = pick[:, 1]
+        rec["delta"] = (pick[:, 1].astype(np.int64) - pick[:, 0]).astype(np.int16)  # wraps: value + delta == alias
         return cls(table.bits, rec.view(np.uint64))
 
     def sample(self, rows: NDArray[np.integer], rng: np.random.Generator) -> NDArray[np.int16]:
@@ -280,8 +284,12 @@ class AliasPacked:
         k = np.asarray(rows).astype(np.intp)  # then shifted in place: a third faster than a casting shift
         k <<= self.bits
         k |= u >> np.uint32(32 - self.bits)
-        rec = np.take(self.records, k).view(PACKED)
-        return np.where(u >= rec["threshold"], rec["alias"], rec["value"])
+        rec = np.take(self.records, k)
+        alt = u >= rec.view(np.uint32)[..., 0::2]     # the record's fields as strided views: no copies
+        r16 = rec.view(np.int16)
+        out = np.multiply(alt, r16[..., 3::4], dtype=np.int16)
+        out += r16[..., 2::4]
+        return out
 
     @property
     def nbytes(self) -> int:

@@ -19,11 +19,16 @@ A phase is:
   weakest member first (one minimum over the members per model slain), and the
   surviving damaged member's blocked-yard hits (one uniform);
 - the compaction: each side's standing models moved to the front in order (a
-  stable partition by one scatter), which also counts them.
+  stable partition by one scatter), which also counts them. The same scatter
+  puts the fights in descending order of their next phase's pairs (a stable
+  radix sort of small integers), so the fights that fight combat ``k`` are a
+  prefix of the columns: each block of pair rows draws for contiguous columns
+  only (no gather, and about a third fewer draws than a cut over all fights).
 
-At most ``CHUNK`` fights are in flight: finished fights leave the working set
-every phase and fresh ones join it in batches, so the arrays stay in cache and a
-block's long tail costs no phases of its own. Memory per block is therefore
+At most ``CHUNK`` fights (and ``CHUNK_KEYS`` model keys) are in flight: finished
+fights leave the working set every phase and fresh ones join it in batches (in
+front: they have the most pairs), so the arrays stay in cache and a block's long
+tail costs no phases of its own. Memory per block is therefore
 bounded whatever its size: the results (a few ``int64`` per trial) plus about
 10 MB of working arrays for 20 against 20; the tables are O(wounds^2 x models)
 (under 15 MB at 20 models of 20 wounds a side).
@@ -46,10 +51,13 @@ __all__ = ["simulate_fast"]
 
 _NONE = np.uint16(0xFFFF)   # sort key of a model that takes no hit (above every member's)
 
-#: Fights in flight: small enough for the working arrays to stay near the cache (about 10 MB at 20
-#: against 20), large enough to amortise NumPy's per-call cost over the 20-80 calls on model rows a
-#: phase (8,192 took 10-25% more time a fight at 10 v 10 and 20 v 20; 32,768 no less).
-CHUNK = 16384
+#: Fights in flight: small enough for the working arrays to stay near the cache, large enough to
+#: amortise NumPy's per-call cost over the 20-80 calls on model rows a phase. Since the pair rows are
+#: drawn in blocks (more calls a phase), 32,768 took 5-15% less time a fight than 16,384 at 10 v 10;
+#: at 20 v 20 no less at best and more when another process shares the cache, hence also
+#: ``CHUNK_KEYS``: at most that many model keys in flight (16,384 fights at 20 v 20, about 10 MB).
+CHUNK = 32768
+CHUNK_KEYS = 20 * 32768
 #: Fresh fights join the working set when fewer than this share of ``CHUNK`` are still going,
 #: so the long tail of a batch rides along with the next one instead of costing phases alone.
 REFILL = 0.25
@@ -61,10 +69,13 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
 
     At most ``CHUNK`` fights are in flight; finished ones leave the working set every
     phase and fresh ones join it in batches (a phase does not depend on its number:
-    each fight counts its own). The result depends only on ``n`` and the stream.
+    each fight counts its own). The fights are independent and alike, so the results are
+    listed in the order the fights finish (contiguous writes; no fight numbers to carry
+    through the reordering). The result depends only on ``n`` and the stream.
     """
     limit = max_rounds if rounds == END else int(rounds)
     nA, nB = plan.sides[0].count, plan.sides[1].count
+    chunk = max(1024, min(CHUNK, CHUNK_KEYS // (nA + nB)))  # fights in flight: by the plan alone
     WB = plan.sides[1].wounds
     identity = (plan.sides[0].wounds + 1) * (WB + 1)  # offset of the pair table's "unchanged" rows
     start = np.array([plan.sides[0].wounds] * nA + [WB] * nB, np.int8)[:, None]
@@ -72,26 +83,29 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
     alive = np.zeros((2, n), np.int64)
     misted = np.zeros((2, n), np.int64)
     n_rounds = np.zeros(n, np.int64)
+    # misted models only on a side that instant death can reach (its hitter's ``instant``)
+    can_mist = (plan.instant[1], plan.instant[0])
     key = np.empty((nA + nB, 0), np.int8)
-    idx = np.empty(0, np.int64)
-    fought = np.empty(0, np.int64)
-    cA = cB = np.empty(0, np.int64)
-    started = 0
-    while started < n or idx.size:
-        if started < n and idx.size < REFILL * CHUNK:
-            fresh = min(CHUNK - idx.size, n - started)
-            key = np.concatenate([key, np.repeat(start, fresh, axis=1)], axis=1)
-            idx = np.concatenate([idx, np.arange(started, started + fresh)])
-            fought = np.concatenate([fought, np.zeros(fresh, np.int64)])
-            cA = np.concatenate([cA, np.full(fresh, nA, np.int64)])
-            cB = np.concatenate([cB, np.full(fresh, nB, np.int64)])
+    fought = np.empty(0, np.int32)
+    cA = cB = np.empty(0, np.int32)
+    started = finished = 0
+    while started < n or fought.size:
+        if started < n and fought.size < REFILL * chunk:
+            # fresh fights first: they have the most pairs, so the descending order of pairs holds
+            fresh = min(chunk - fought.size, n - started)
+            key = np.concatenate([np.repeat(start, fresh, axis=1), key], axis=1)
+            fought = np.concatenate([np.zeros(fresh, np.int32), fought])
+            cA = np.concatenate([np.full(fresh, nA, np.int32), cA])
+            cB = np.concatenate([np.full(fresh, nB, np.int32), cB])
             started += fresh
         pairs = np.minimum(cA, cB)
         gang = cA != cB
         w = key & WOUNDS
-        _pair_combats(tables, key, w, pairs, gang, nA, WB, identity, rng)
+        # trials with more than k pairs: the first n_more[k] (descending order of pairs)
+        n_more = (pairs.size - np.cumsum(np.bincount(pairs))).tolist()
+        _pair_combats(tables, key, w, pairs, n_more, gang, nA, WB, identity, rng)
         if gang.any():
-            _ganged(plan, tables, key, w, cA, cB, pairs, gang, rng)
+            _ganged(plan, tables, key, w, cA, cB, pairs, n_more, gang, rng)
         target, cA, cB = _new_rows(key, nA)
         fought += 1
         over = (cA == 0) | (cB == 0) | (fought == limit)
@@ -99,15 +113,19 @@ def simulate_fast(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
         if over.any():
             # the results are sums over each side's models: read before the compaction moves them
             o = np.flatnonzero(over)
-            done, k_over = idx[o], np.take(key, o, axis=1)
+            done = slice(finished, finished + o.size)
+            finished += o.size
+            k_over = np.take(key, o, axis=1)
             for s, (lo, hi) in enumerate(((0, nA), (nA, nA + nB))):
                 remaining[s, done] = np.add.reduce(k_over[lo:hi] & WOUNDS, axis=0, dtype=np.int16)
-                misted[s, done] = np.add.reduce(k_over[lo:hi] & MISTED, axis=0, dtype=np.int16) // MISTED
+                if can_mist[s]:
+                    misted[s, done] = np.add.reduce(k_over[lo:hi] & MISTED, axis=0, dtype=np.int16) // MISTED
             alive[0, done], alive[1, done] = cA[o], cB[o]
             n_rounds[done] = fought[o]
             keep = ~over
-            idx, cA, cB, fought = idx[keep], cA[keep], cB[keep], fought[keep]
-        key = _compact(key, target, keep)
+        order = _by_pairs(cA, cB, keep)
+        cA, cB, fought = cA[order], cB[order], fought[order]
+        key = _compact(key, target, order)
     return make_outcomes(plan, (remaining[0], remaining[1]), (alive[0], alive[1]), (misted[0], misted[1]),
                          n_rounds, rounds, limit)
 
@@ -131,25 +149,44 @@ def _new_rows(key: NDArray[np.int8], nA: int) -> tuple[NDArray[np.int8], NDArray
     base = _from_bottom(nA, N)
     target += base
     target -= standing * base                # standing: the running count alone
-    return target, above[nA].astype(np.int64), (above[N + 1] - nA).astype(np.int64)
+    return target, above[nA].astype(np.int32), (above[N + 1] - nA).astype(np.int32)
 
 
-def _compact(key: NDArray[np.int8], target: NDArray[np.int8], keep: NDArray[np.bool_] | None) -> NDArray[np.int8]:
-    """The keys moved to their ``target`` rows, and only the trials ``keep`` (None: all): one scatter
-    that also moves the kept trials' columns first (then one contiguous copy of them)."""
+def _by_pairs(cA: NDArray, cB: NDArray, keep: NDArray[np.bool_] | None) -> NDArray[np.intp]:
+    """The trials ``keep`` (None: all), in descending order of their pairs ``min(cA, cB)`` (stable: a
+    radix sort of ``int16``, about as fast as one pass), as indices into all the trials."""
+    pairs = np.minimum(cA, cB)
+    kept = None if keep is None else np.flatnonzero(keep)
+    if kept is not None:
+        pairs = pairs[kept]
+    if pairs.size == 0:
+        return np.empty(0, np.intp)
+    order = np.argsort((int(pairs.max()) - pairs).astype(np.int16), kind="stable")
+    return order if kept is None else kept[order]
+
+
+def _compact(key: NDArray[np.int8], target: NDArray[np.int8], order: NDArray[np.intp]) -> NDArray[np.int8]:
+    """The keys moved to their ``target`` rows, and the trials ``order`` moved to columns 0, 1, ...
+    (the others dropped): one scatter that moves the kept trials' columns first (then one contiguous
+    copy of them unless every trial stays)."""
     N, m = key.shape
-    flat = target.astype(np.intp)
-    flat *= m
-    if keep is None:
-        flat += np.arange(m)
+    m_new = order.size
+    col = np.empty(m, np.int32)
+    if m_new < m:                                # the dropped trials after the kept ones, in any order
+        col.fill(-1)
+        col[order] = np.arange(m_new, dtype=np.int32)
+        gone = col < 0
+        col[gone] = np.arange(m_new, m, dtype=np.int32)
     else:
-        kept = np.cumsum(keep)                   # kept trials up to each: a kept one's new column + 1
-        m_new = int(kept[-1])
-        col = np.where(keep, kept - 1, m_new + np.arange(m) - kept)  # the finished after, in order
-        flat += col
+        col[order] = np.arange(m, dtype=np.int32)
+    # the flat index in int32 (N * m is far below 2**31), widened once for the scatter: a third less
+    # memory traffic than building it in intp
+    flat = target.astype(np.int32)
+    flat *= m
+    flat += col
     out = np.empty((N, m), key.dtype)
-    out.ravel()[flat.ravel()] = key.ravel()
-    return out if keep is None else np.ascontiguousarray(out[:, :m_new])
+    out.ravel()[flat.ravel().astype(np.intp)] = key.ravel()
+    return out if m_new == m else np.ascontiguousarray(out[:, :m_new])
 
 
 def _from_bottom(nA: int, N: int) -> NDArray[np.int8]:
@@ -158,47 +195,56 @@ def _from_bottom(nA: int, N: int) -> NDArray[np.int8]:
     return (np.where(j < nA, nA, N) - 1 - j).astype(np.int8)[:, None]
 
 
-def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], pairs: NDArray,
+#: A block of pair rows draws for the fights of its first row; a further row joins it while the draws wasted
+#: on it (fights with fewer pairs) are fewer than this or an eighth of the block's (a block costs about 15
+#: NumPy calls: a few thousand draws' worth).
+_SLACK = 2048
+
+
+def _pair_combats(tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], pairs: NDArray, n_more: list[int],
                   gang: NDArray[np.bool_], nA: int, WB: int, identity: int, rng: np.random.Generator) -> None:
     """Every one-against-one combat (row k of each side, k < pairs), one 32-bit uniform each, in place.
 
-    Combat 0 of ganged trials is left unchanged (the table's identity rows). The grid
-    is cut in two: the rows most trials need, for all of them, and the rest only for
-    the trials with that many pairs (fresh fights), so the work follows the pairs.
-    One look-up gives both models' key changes (two ``int8`` in one ``int16``), added
-    to the two sides' rows through ``int8`` views of the result.
+    The trials are in descending order of ``pairs`` (see :func:`_by_pairs`), so those with more
+    than ``k`` pairs are the first ``n_more[k]``: rows are drawn in blocks, each over the column
+    prefix of its first row (a row past a trial's pairs holds a fallen model on one side, and its
+    table row leaves both models unchanged). Combat 0 of ganged trials is left unchanged (the
+    table's identity rows); when those are most of the trials, combat 0 of the others is drawn
+    on its own instead (a gather and scatter of the few, not draws wasted on the many). One
+    look-up gives both models' key changes (two ``int8`` in one ``int16``), added to the two
+    sides' rows through ``int8`` views of the result.
     """
-    K = int(pairs.max())
+    K = int(pairs[0]) if pairs.size else 0       # the most pairs: the first trial's
     if K == 0:
         return
     table = tables.pair
-    # rows 0 .. cut - 1 for every trial, the rest only for the trials with more pairs (a gather and
-    # scatter, about twice the cost a cell): the cut of least cost from the pairs' histogram
-    n_more = len(pairs) - np.cumsum(np.bincount(pairs, minlength=K + 1))  # trials with more than c pairs
-    c = np.arange(1, K + 1)
-    cut = int(c[np.argmin(len(pairs) * c + 2 * n_more[1:] * (K - c))])
-    for lo, hi, cols in ((0, cut, None), (cut, K, np.flatnonzero(pairs > cut) if K > cut else None)):
-        if lo >= hi or (cols is not None and cols.size == 0):
-            continue
-        if cols is None:
-            code = np.multiply(w[lo:hi], WB + 1, dtype=np.int16)
-            code += w[nA + lo:nA + hi]
-        else:
-            code = np.multiply(np.take(w[lo:hi], cols, axis=1), WB + 1, dtype=np.int16)
-            code += np.take(w[nA + lo:nA + hi], cols, axis=1)
+    lo = 0
+    solo = np.flatnonzero(~gang)
+    if 2 * solo.size < gang.size:                # combat 0 one against one in under half the trials
+        lo = 1
+        if solo.size:
+            code = np.multiply(w[0, solo], WB + 1, dtype=np.int16)
+            code += w[nA, solo]
+            change = table.sample(code, rng).view(np.int8)
+            key[0, solo] += change[0::2]
+            key[nA, solo] += change[1::2]
+    while lo < K:
+        n = n_more[lo]
+        hi = lo + 1
+        while hi < K and n - n_more[hi] <= max(_SLACK, n >> 3):
+            hi += 1
+        code = np.multiply(w[lo:hi, :n], WB + 1, dtype=np.int16)
+        code += w[nA + lo:nA + hi, :n]
         if lo == 0:
-            code[0] += gang * np.int16(identity)
+            code[0] += gang[:n] * np.int16(identity)
         change = table.sample(code, rng).view(np.int8)  # (rows, 2 * trials): A, B, A, B, ...
-        if cols is None:
-            key[lo:hi] += change[:, 0::2]
-            key[nA + lo:nA + hi] += change[:, 1::2]
-        else:
-            key[lo:hi, cols] += change[:, 0::2]
-            key[nA + lo:nA + hi, cols] += change[:, 1::2]
+        key[lo:hi, :n] += change[:, 0::2]
+        key[nA + lo:nA + hi, :n] += change[:, 1::2]
+        lo = hi
 
 
-def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8],
-            cA: NDArray, cB: NDArray, pairs: NDArray, gang: NDArray[np.bool_], rng: np.random.Generator) -> None:
+def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArray[np.int8], cA: NDArray,
+            cB: NDArray, pairs: NDArray, n_more: list[int], gang: NDArray[np.bool_], rng: np.random.Generator) -> None:
     """Combat 0 of the trials ``gang`` where one side (y) has left-over models: they all join it against
     the other side's (x) first model. ``key`` is updated in place; ``w``: wounds at the start of the
     phase."""
@@ -207,20 +253,23 @@ def _ganged(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], w: NDArra
     g = np.flatnonzero(gang)
     # the members' wounds: each side's first model, and the standing models past the pairs (only the
     # larger side has any; a fallen model has no wounds, so no mask for it). Both sides stand, so
-    # pairs >= 1: row 0 is not past. Over every trial (contiguous rows), then the ganged ones.
-    p16 = pairs.astype(np.int16)
+    # pairs >= 1: row 0 is not past. Row j is past the pairs of the trials from n_more[j] on (descending
+    # order of pairs): a sum of row suffixes over every trial (contiguous), then the ganged ones.
     wsum = []
     for lo, hi in ((0, nA), (nA, nA + nB)):
-        past = np.arange(hi - lo, dtype=np.int16)[:, None] >= p16
-        past[0] = True
-        wsum.append(np.add.reduce(w[lo:hi] * past, axis=0, dtype=np.int16)[g].astype(np.int64))  # int8 products
+        acc = w[lo].astype(np.int16)
+        for j in range(1, min(hi - lo, len(n_more))):
+            np.add(acc[n_more[j]:], w[lo + j, n_more[j]:], out=acc[n_more[j]:])
+        if hi - lo > len(n_more):            # rows past every trial's pairs
+            acc += np.add.reduce(w[lo + len(n_more):hi], axis=0, dtype=np.int16)
+        wsum.append(acc[g].astype(np.int32))
     pg = pairs[g]
     extra = np.abs(cA[g] - cB[g])                                 # left-over models of the larger side
     y_is_b = cB[g] > cA[g]
     size = (1 + extra * ~y_is_b, 1 + extra * y_is_b)               # members per side
     # the duel roll: one d6 per wound (+1 per model with an extra die), keep the highest
-    dA = np.zeros(g.size, np.int64) if s0.prone else wsum[0] + s0.extra_die * size[0]
-    dB = np.zeros(g.size, np.int64) if s1.prone else wsum[1] + s1.extra_die * size[1]
+    dA = np.zeros(g.size, np.int32) if s0.prone else wsum[0] + s0.extra_die * size[0]
+    dB = np.zeros(g.size, np.int32) if s1.prone else wsum[1] + s1.extra_die * size[1]
     u = rng.random(g.size)
     cell = dA * tables.roll.shape[2] + dB
     a_wins = u < np.take(tables.roll[0], cell)
@@ -262,24 +311,31 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
     """
     nA = plan.sides[0].count
     c = max(plan.sides[0].count, plan.sides[1].count)
-    blocks, sort_keys, deltas, budget = [], [], [], []
+    sort_keys, parts, budget = [], [], []
     for x, t, pairs, fails in groups:
         y = 1 - x
         lo, hi = (nA, nA + plan.sides[1].count) if y == 1 else (0, nA)
-        blk = np.full((c, t.size), DEAD, key.dtype)
-        blk[:hi - lo] = np.take(key[lo:hi], t, axis=1)
+        if hi - lo == c:
+            blk = np.take(key[lo:hi], t, axis=1)
+        else:  # the smaller side's block padded with fallen models
+            blk = np.full((c, t.size), DEAD, key.dtype)
+            blk[:hi - lo] = np.take(key[lo:hi], t, axis=1)
         wy = blk & WOUNDS
         row = np.arange(c, dtype=np.uint16)[:, None]
         sk = _sort_keys(plan, x, wy.astype(np.uint16))
         sk |= row
-        paired = row < pairs.astype(np.uint16)                # rows 1 .. pairs - 1 fight their own combats
-        paired[0] = False
-        sk |= paired * _NONE
-        blocks.append(blk)
+        # rows 1 .. pairs - 1 fight their own combats: ``t`` ascends and the pairs descend along the
+        # trials, so row j is paired in the first (pairs > j) of them
+        paired = np.searchsorted(-pairs, -np.arange(1, c), side="left").tolist()
+        for j, n in enumerate(paired, 1):
+            if n == 0:
+                break
+            sk[j, :n] = _NONE
         sort_keys.append(sk)
-        deltas.append(np.int8(DEAD | MISTED if plan.instant[x] else DEAD) - wy)
+        parts.append(np.full(t.size, DEAD | MISTED if plan.instant[x] else DEAD, np.int8))  # a slain member's key
         budget.append(fails.astype(np.uint16))
-    blk, sk, delta, budget = (np.concatenate(a, axis=-1) for a in (blocks, sort_keys, deltas, budget))
+    sk, part, budget = (np.concatenate(a, axis=-1) for a in (sort_keys, parts, budget))
+    was_none = sk == _NONE
     top = max(plan.sides[x].wounds + plan.sides[x].extra_hit for x, *_ in groups)  # most hits: most slain
     for _ in range(min(top, c) + 1):  # each slain member takes a fail; the last round finds none
         weakest = sk.min(axis=0)
@@ -288,25 +344,31 @@ def _assign(plan: DuelPlan, tables: DuelTables, key: NDArray[np.int8], groups: l
         if not dies.any():
             break
         budget -= need * dies
-        slain = (sk == weakest) & dies
-        blk += slain * delta
-        sk |= slain * _NONE
+        # the weakest member of each trial that slays one leaves the order (a trial that slays
+        # nobody looks for _NONE: only members already out of it match)
+        sk |= (sk == (weakest | ~dies * _NONE)) * _NONE
     else:  # not reached (the last round slays nobody); kept so ``weakest`` is always the survivor
         weakest = sk.min(axis=0)
+    slain = sk == _NONE                       # the slain: out of the order now, not at the start
+    slain &= ~was_none
+    # only what changed goes back, by flat index into ``key`` (a few models a trial, not the block):
+    # the slain members' keys, then the damaged survivors'
+    M = key.shape[1]
+    trials = np.concatenate([t for _, t, _, _ in groups])
+    first_row = np.concatenate([np.full(t.size, nA if x == 0 else 0, np.intp) for x, t, _, _ in groups])
+    row, col = np.divmod(np.flatnonzero(slain), slain.shape[1])
+    np.put(key, (first_row[col] + row) * M + trials[col], part[col])
     at = 0
     for x, t, pairs, fails in groups:
         y = 1 - x
-        lo, hi = (nA, nA + plan.sides[1].count) if y == 1 else (0, nA)
         start, at = at, at + t.size
-        sub = slice(start, at)
         if not plan.instant[x]:
-            first, left = weakest[sub], budget[sub]
+            first, left = weakest[start:at], budget[start:at]
             r = np.flatnonzero((first != _NONE) & (left > 0))
             if r.size:
-                part = tables.partial[y].sample(((first[r] >> 6) & WOUNDS).astype(np.intp)
-                                                * (plan.sides[y].wounds + 1) + left[r], rng)
-                blk[first[r] & 63, start + r] = part
-        key[lo:hi, t] = blk[:hi - lo, sub]
+                after = tables.partial[y].sample(((first[r] >> 6) & WOUNDS).astype(np.intp)
+                                                 * (plan.sides[y].wounds + 1) + left[r], rng)
+                np.put(key, (first_row[start + r] + (first[r] & 63)) * M + t[r], after)
 
 
 def _sort_keys(plan: DuelPlan, hitter: int, w: NDArray[np.uint16]) -> NDArray[np.uint16]:

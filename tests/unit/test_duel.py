@@ -425,7 +425,8 @@ def test_group_kernel_assigns_hits_to_the_weakest_first(hits, after):
 def test_group_kernel_compaction_keeps_standing_models_in_listed_order(nA, nB):
     """Each side's standing models move to the front in listed order (the pairing order), the fallen
     after them (their keys kept: the results read them), the counts are the standing models, and only
-    the kept trials stay, in order: checked trial by trial against a plain list filter."""
+    the kept trials stay, in descending order of their pairs (ties in trial order: the pair combats
+    draw for column prefixes): checked trial by trial against a plain list filter."""
     from sim.rulesets import _duel_fast, _duel_tables
     rng = np.random.default_rng(5)
     m = 300
@@ -435,9 +436,15 @@ def test_group_kernel_compaction_keeps_standing_models_in_listed_order(nA, nB):
                    wounds).astype(np.int8)
     keep = rng.random(m) < 0.7
     target, cA, cB = _duel_fast._new_rows(key, nA)
-    out = _duel_fast._compact(key, target, keep)
+    order = _duel_fast._by_pairs(cA, cB, keep)
+    pairs = np.minimum(cA, cB)
+    assert sorted(order) == list(np.flatnonzero(keep))
+    assert list(order) == sorted(np.flatnonzero(keep), key=lambda t: (-pairs[t], t))
+    out = _duel_fast._compact(key, target, order)
     assert out.shape == (nA + nB, keep.sum())
-    for new_col, trial in enumerate(np.flatnonzero(keep)):
+    assert np.array_equal(_duel_fast._compact(key, target, _duel_fast._by_pairs(cA, cB, None)),
+                          _duel_fast._compact(key, target, _duel_fast._by_pairs(cA, cB, np.ones(m, bool))))
+    for new_col, trial in enumerate(order):
         for lo, hi, count in ((0, nA, cA), (nA, nA + nB, cB)):
             before = list(key[lo:hi, trial])
             standing = [k for k in before if k < _duel_tables.DEAD]
