@@ -235,6 +235,18 @@ class AliasBits:
         """One outcome value per entry of ``rows`` (any shape), one 32-bit uniform each."""
         return np.take(self.pick, self.slot(rows, rng))
 
+    def masses(self, row: int) -> dict[int, float]:
+        """The probability this table gives each value in ``row`` (read from its own thresholds)."""
+        shift = 32 - self.bits
+        out: dict[int, float] = {}
+        for slot in range(1 << self.bits):
+            k = row << self.bits | slot
+            keep = (int(self.threshold[k]) - (slot << shift)) / (1 << shift)
+            for value, q in ((int(self.pick[2 * k]), keep), (int(self.pick[2 * k + 1]), 1.0 - keep)):
+                if q > 0:
+                    out[value] = out.get(value, 0.0) + q / (1 << self.bits)
+        return out
+
     @property
     def nbytes(self) -> int:
         return self.threshold.nbytes + self.pick.nbytes

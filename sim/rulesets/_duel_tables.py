@@ -229,6 +229,11 @@ class _Builder:
         return out
 
 
+def _packed(t: AliasBits | None) -> AliasPacked | None:
+    """``t`` packed one record a slot (every value of these tables fits ``int16``): one gather a draw."""
+    return None if t is None else AliasPacked.from_bits(t)
+
+
 def build_tables(plan: DuelPlan) -> DuelTables | None:
     """Every table of the group kernel for ``plan`` (None when the ganged duel roll would be too large)."""
     b = _Builder(plan)
@@ -237,13 +242,10 @@ def build_tables(plan: DuelPlan) -> DuelTables | None:
     if (dice[0] + 1) * (dice[1] + 1) > MAX_ROLL_CELLS:
         return None
     hits = [s.count * (s.wounds + s.extra_hit) for s in (s0, s1)]
-    def packed(t: AliasBits | None) -> AliasPacked | None:  # every value fits int16: one gather a draw
-        return None if t is None else AliasPacked.from_bits(t)
-
     return DuelTables(
-        pair=packed(b.pair()),
-        hit_one=(packed(b.hit_one(0, hits[0])), packed(b.hit_one(1, hits[1]))),
-        fails=(packed(b.fails(0)), packed(b.fails(1))),
-        partial=(packed(b.partial(0)), packed(b.partial(1))),
+        pair=_packed(b.pair()),
+        hit_one=(_packed(b.hit_one(0, hits[0])), _packed(b.hit_one(1, hits[1]))),
+        fails=(_packed(b.fails(0)), _packed(b.fails(1))),
+        partial=(_packed(b.partial(0)), _packed(b.partial(1))),
         roll=b.roll_upto(dice[0], dice[1]),
     )

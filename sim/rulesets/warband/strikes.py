@@ -90,15 +90,7 @@ class Alias:
 
     def masses(self, row: int) -> dict[int, float]:
         """The probability the table gives each flat outcome of ``row`` (from its own thresholds)."""
-        b = self.bits
-        shift = 32 - b.bits
-        out: dict[int, float] = {}
-        for k in range(row << b.bits, (row + 1) << b.bits):
-            keep = (int(b.threshold[k]) - ((k - (row << b.bits)) << shift)) / (1 << shift)
-            for flat, q in ((int(b.pick[2 * k]), keep), (int(b.pick[2 * k + 1]), 1.0 - keep)):
-                if q > 0:
-                    out[flat] = out.get(flat, 0.0) + q / (1 << b.bits)
-        return out
+        return self.bits.masses(row)
 
 
 def _alias(rows: list[dict[int, float]]) -> tuple[Alias, list[list[int]]]:
