@@ -202,15 +202,21 @@ def solved(na: int, nd: int, reengage: str):
     return Chain(na, nd, reengage).solve()
 
 
-def _check(na: int, nd: int, reengage: str, n_kernel: int, n_ref: int, seed: int, *, path: str = "fused") -> None:
-    """Kernel and reference against the chain. ``path``: the group kernel's pairs and stars as fused
-    tables ("fused"), centre first ("hubs"), or striker by striker ("strikers")."""
+def _check(na: int, nd: int, reengage: str, n_kernel: int, n_ref: int, seed: int, *, path: str = "compiled") -> None:
+    """Kernel and reference against the chain. ``path``: the compiled kernel ("compiled"), or the
+    vectorised kernel with its pairs and stars as fused tables ("fused"), centre first ("hubs"),
+    or striker by striker ("strikers")."""
     from dataclasses import replace
 
     p_a, p_d, capped, rounds, dmg, ooa_d = solved(na, nd, reengage)
     assert abs(p_a + p_d + capped - 1) < 1e-9 and abs(rounds.sum() - 1) < 1e-9
     plan = sim.build_matchup(WB, axemen(na), axemen(nd), options={"reengage": reengage}, budget="none")[1]
-    if path != "fused":
+    if path == "compiled":
+        assert plan.kernel.loop is not None, "the compiled kernel does not play this matchup"
+    else:
+        plan = WB.with_engine(plan, "numpy")
+        assert plan.kernel.loop is None
+    if path not in ("compiled", "fused") and plan.kernel.groups is not None:
         g = plan.kernel.groups
         plan = replace(plan, kernel=replace(plan.kernel, groups=replace(g, pair=None, star=None, hubs=path == "hubs")))
     k = WB.simulate(plan, n_kernel, np.random.default_rng(seed), "end", MAX_ROUNDS).expand()
@@ -234,15 +240,20 @@ def test_group_fight_to_the_end_matches_the_chain(na, nd):
     _check(na, nd, "own_turn_charge", 200_000, 12_000, 100 + 10 * na + nd)
 
 
-@pytest.mark.parametrize("path", ["hubs", "strikers"])
+@pytest.mark.parametrize("path", ["fused", "hubs", "strikers"])
 def test_group_kernel_paths_match_the_chain(path):
-    """The same 3 v 2 chain with the pairs and stars played centre first, or striker by striker."""
+    """The same 3 v 2 chain on the vectorised kernel: pairs and stars as fused tables, played centre
+    first, or striker by striker."""
     _check(3, 2, "own_turn_charge", 150_000, 0, 400 + len(path), path=path)
 
 
 @pytest.mark.parametrize("na, nd", [(2, 2), (3, 2)])
 def test_old_every_round_rule_matches_its_chain(na, nd):
     _check(na, nd, "every_round", 100_000, 6_000, 200 + 10 * na + nd)
+
+
+def test_old_every_round_rule_matches_its_chain_on_the_vectorised_kernel():
+    _check(3, 2, "every_round", 100_000, 0, 232, path="fused")
 
 
 def test_the_two_rules_differ_where_warriors_re_engage():
@@ -315,7 +326,7 @@ def test_fused_pairs_stars_and_hubs_match_the_striker_path(att, dfn, counts):
     from tests.helpers import assert_same_distribution
 
     over = {"attacker": {"count": counts[0]}, "defender": {"count": counts[1]}}
-    plan = sim.build_matchup(WB, att, dfn, overrides=over, budget="none")[1]
+    plan = WB.with_engine(sim.build_matchup(WB, att, dfn, overrides=over, budget="none")[1], "numpy")
     kp = plan.kernel
     plain = replace(plan, kernel=replace(kp, groups=replace(kp.groups, pair=None, star=None, hubs=False)))
     a = WB.simulate(plan, 150_000, np.random.default_rng(41), "end", MAX_ROUNDS)

@@ -570,7 +570,8 @@ def test_kernel_is_reproducible_and_integral():
 
 
 def test_kernel_groups_only_where_warriors_can_re_engage():
-    plan = lambda a, d, **o: sim.build_matchup(WB, a, d, options=o, budget="none")[1].kernel
+    """The vectorised kernel's group tables (the compiled kernel, where it plays, needs none)."""
+    plan = lambda a, d, **o: WB.with_engine(sim.build_matchup(WB, a, d, options=o, budget="none")[1], "numpy").kernel
     assert plan(W(count=2), W(count=2)).groups is not None
     assert plan(W(), W()).groups is None and plan(W(), W(count=3)).groups is None      # nobody is ever free
     assert plan(W(count=2), W(count=2), reengage="every_round").groups is None

@@ -14,7 +14,11 @@ legality), ``reference`` (the scalar reference, the spec in code), ``kernel``
 (the vectorised kernel of 1 v 1 and 1 v n fights, and of groups under the old
 re-engaging rule), ``groups`` with ``phases``, ``fused``, ``strikes`` and
 ``stars`` (the vectorised kernel of group fights under the default rule and its
-exact outcome tables) and ``single`` (exact one-attack outcome tables).
+exact outcome tables), ``single`` (exact one-attack outcome tables), and
+``compiled`` with ``_loop`` (the kernel compiled with Numba that plays, by
+default, every fight without the ``all_alone`` and ``rout`` switches whose
+batches are tabulated; :meth:`Warband.with_engine` picks the vectorised
+kernels instead).
 
 Re-engaging (option ``reengage``), for a warrior whose every opponent is out of
 action (only possible when both sides have two or more warriors):
@@ -84,6 +88,7 @@ from ...errors import MatchupError, Where
 from ...outcomes import Outcomes, TrialOutcome
 from ...ruleset import Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField, points_field
+from .compiled import simulate_loop
 from .groups import simulate_groups
 from .kernel import KernelPlan, build_plan, simulate
 from .reference import REENGAGE_RULES, resolve_fight
@@ -216,9 +221,18 @@ class Warband(Ruleset):
     # ------------------------------------------------------------- behaviour
     def simulate(self, plan: WarbandPlan, n: int, rng: np.random.Generator, rounds: Rounds,
                  max_rounds: int) -> Outcomes:
+        if plan.kernel.loop is not None:
+            return simulate_loop(plan.kernel.loop, n, rng, rounds, max_rounds)
         if plan.kernel.groups is not None:
             return simulate_groups(plan.kernel, n, rng, rounds, max_rounds)
         return simulate(plan.kernel, n, rng, rounds, max_rounds)
+
+    def with_engine(self, plan: WarbandPlan, engine: str) -> WarbandPlan:
+        """``plan`` played by ``engine``: ``"auto"`` (the compiled kernel where it can, as prepared)
+        or ``"numpy"`` (the vectorised kernels only, which the tests hold to the same answers)."""
+        return replace(plan, kernel=build_plan(plan.attacker, plan.defender, plan.charging, plan.fist_as_user,
+                                               all_alone=plan.all_alone, rout=plan.rout, reengage=plan.reengage,
+                                               engine=engine))
 
     def working_set(self, plan: WarbandPlan, n: int) -> int:
         """Memory guard estimate: per fight, int8 state per warrior and int8 dice per attack

@@ -26,7 +26,8 @@ from numpy.typing import NDArray
 from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ...ruleset import END, Rounds
 from .single import SingleTable, auto_hit_cdf, single_table
-from .fused import GroupTables, cached_group_tables
+from .compiled import LoopTables, available, loop_tables
+from .fused import GroupTables, _profile, cached_group_tables
 from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
     WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
@@ -88,6 +89,8 @@ class KernelPlan:
     reengage: str = "own_turn_charge"
     #: Tables of the group kernel (:mod:`.groups`), when it plays this matchup (else None).
     groups: GroupTables | None = None
+    #: Tables of the compiled kernel (:mod:`.compiled`), when it plays this matchup (else None).
+    loop: LoopTables | None = None
 
 
 def _blows(s: WarbandUnit, t: WarbandUnit, first_round: bool, fist_as_user: bool) -> Blows:
@@ -120,8 +123,13 @@ def _side(u: WarbandUnit, is_attacker: bool, charging: bool) -> SideInfo:
 
 
 def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, *,
-               all_alone: bool = False, rout: bool = False, reengage: str = "own_turn_charge") -> KernelPlan:
-    """Precompute the per-side tables the kernel reads."""
+               all_alone: bool = False, rout: bool = False, reengage: str = "own_turn_charge",
+               engine: str = "auto") -> KernelPlan:
+    """Precompute the per-side tables the kernel reads.
+
+    ``engine``: ``"auto"`` plays the fight on the compiled kernel (:mod:`.compiled`) when it can,
+    else on the vectorised kernels; ``"numpy"`` always on the vectorised kernels.
+    """
     sides = (_side(att, True, charging), _side(dfn, False, charging))
     blows = []
     for s, t, ti in ((att, dfn, sides[1]), (dfn, att, sides[0])):
@@ -136,10 +144,14 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
     if all_alone:
         auto = tuple(tuple(auto_hit_cdf(b, ti.step_aside) for b in blows[k])
                      for k, ti in ((0, sides[1]), (1, sides[0])))
-    groups = None
+    kp = KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto, reengage)
+    if engine == "auto" and available():
+        loop = loop_tables(kp, (_profile(att), _profile(dfn), charging, fist_as_user, reengage))
+        if loop is not None:
+            return replace(kp, loop=loop)
     if reengage == "own_turn_charge" and min(att.count, dfn.count) >= 2:
-        groups = cached_group_tables(att, dfn, charging, fist_as_user, sides, blows)
-    return KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto, reengage, groups)
+        kp = replace(kp, groups=cached_group_tables(att, dfn, charging, fist_as_user, sides, blows))
+    return kp
 
 
 class _State:

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from .._alias import AliasBits
 from .strikes import coded_row
 
-__all__ = ["StarTable", "star_table", "pattern"]
+__all__ = ["StarTable", "star_table", "star_distribution", "pattern", "N_PATTERNS"]
 
 #: The six strike orders of (center 0, leaf 1, leaf 2).
 _PERMS = np.array(list(itertools.permutations(range(3))), np.int8)
@@ -104,6 +104,14 @@ def _transitions(rows, W: int):
 def star_table(center_on_leaf, leaf_on_center) -> StarTable:
     """The star tables for a center striking with ``center_on_leaf`` and leaves with ``leaf_on_center``
     (:class:`.strikes.StrikeTable` with outcome tables)."""
+    P, C = star_distribution(center_on_leaf, leaf_on_center)
+    n_c, n_l = leaf_on_center.W + 3, center_on_leaf.W + 3
+    return StarTable(n_c, n_l, AliasBits.build(P, C, dtype=np.int16))     # C: the packed new codes
+
+
+def star_distribution(center_on_leaf, leaf_on_center) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The exact phase distribution of a star: ``P[row, j]`` the probability of the packed new codes
+    ``C[row, j]`` (rows and packing as :class:`StarTable`'s)."""
     Wl, Wc = center_on_leaf.W, leaf_on_center.W
     n_c, n_l = Wc + 3, Wl + 3
     t_cl = _transitions(center_on_leaf.rows, Wl)
@@ -167,4 +175,4 @@ def star_table(center_on_leaf, leaf_on_center) -> StarTable:
     C = np.zeros((n_rows, K), np.int64)
     P[row, slot], C[row, slot] = prob, code
     P /= P.sum(1, keepdims=True)
-    return StarTable(n_c, n_l, AliasBits.build(P, C, dtype=np.int16))     # C: the packed new codes
+    return P, C

@@ -49,7 +49,7 @@ from .tables import (
 )
 
 __all__ = ["StrikeTable", "CodeTable", "PairTable", "VolleyTable", "batch_rows", "coded_row", "strike_table",
-           "code_table", "pair_table", "volley_table", "A_FIRST", "D_FIRST", "TIE"]
+           "code_table", "coded_rows", "pair_table", "pair_rows", "volley_table", "A_FIRST", "D_FIRST", "TIE"]
 
 #: Order modes of a pair: the attacking side's warrior strikes first, the defending side's, or a roll-off.
 A_FIRST, D_FIRST, TIE = 0, 1, 2
@@ -154,17 +154,28 @@ def batch_rows(blows, target) -> list[dict] | None:
     return dist(blows, target.w, target.parry_reroll, target.step_aside, target.helmet, target.jump_up)
 
 
-def strike_table(blows, target) -> StrikeTable:
-    """The strike table of ``blows`` on a target side: outcome tables when :func:`batch_rows` has them."""
+def coded_rows(blows, target) -> tuple[dict, ...] | None:
+    """:func:`batch_rows` by state codes, ``{(new code, hit): p}`` per row (the rows of
+    :attr:`StrikeTable.rows`, stunned last), or None for a batch that rolls dice."""
     W = target.w
     rows = batch_rows(blows, target)
     if rows is None:
-        return StrikeTable(W, blows, target)
+        return None
     coded = [{(_code(w, s, W), h): p for (w, s, h), p in r.items()} for r in rows]
-    table, slots = _alias([{k: p for k, p in r.items()} for r in coded])
+    return tuple(coded) + ({(W + 3, False): 1.0},)
+
+
+def strike_table(blows, target, *, tables: bool = True) -> StrikeTable:
+    """The strike table of ``blows`` on a target side: outcome tables when :func:`batch_rows` has them
+    (``tables=False``: only the coded rows, for tables built from them elsewhere)."""
+    W = target.w
+    rows = coded_rows(blows, target)
+    if rows is None or not tables:
+        return StrikeTable(W, blows, target, rows=rows)
+    table, slots = _alias(list(rows[:-1]))
     new_code = np.array([c for row in slots for c, _ in row], np.int8)
     hit = np.array([h for row in slots for _, h in row], bool)
-    return StrikeTable(W, blows, target, table, new_code, hit, tuple(coded) + ({(W + 3, False): 1.0},))
+    return StrikeTable(W, blows, target, table, new_code, hit, rows)
 
 
 @dataclass(frozen=True)
@@ -295,8 +306,9 @@ def _transitions(t: StrikeTable) -> list[dict[int, float]]:
     return out
 
 
-def pair_table(a_on_d: StrikeTable, d_on_a: StrikeTable) -> PairTable:
-    """Compose the two one-attack batch distributions into the pair's phase distribution."""
+def pair_rows(a_on_d: StrikeTable, d_on_a: StrikeTable) -> list[dict[tuple[int, int], float]]:
+    """The exact phase distributions ``{(new code a, new code d): p}`` of an isolated pair, composed
+    from the two batch distributions, in the row order of :class:`PairTable`."""
     Wa, Wd = d_on_a.W, a_on_d.W
     t_ad, t_da = _transitions(a_on_d), _transitions(d_on_a)
 
@@ -322,7 +334,13 @@ def pair_table(a_on_d: StrikeTable, d_on_a: StrikeTable) -> PairTable:
             af, df = phase(ca, cd, True), phase(ca, cd, False)
             tie = {k: 0.5 * af.get(k, 0.0) + 0.5 * df.get(k, 0.0) for k in set(af) | set(df)}
             rows += [af, df, tie]
-    table, slots = _alias(rows)
+    return rows
+
+
+def pair_table(a_on_d: StrikeTable, d_on_a: StrikeTable) -> PairTable:
+    """Alias tables of :func:`pair_rows`."""
+    Wa, Wd = d_on_a.W, a_on_d.W
+    table, slots = _alias(pair_rows(a_on_d, d_on_a))
     new_a = np.array([k[0] for row in slots for k in row], np.int8)
     new_d = np.array([k[1] for row in slots for k in row], np.int8)
     return PairTable(Wd + 3, table, new_a, new_d, Wa + 3, (new_a == Wa + 3) | (new_d == Wd + 3))

@@ -1,0 +1,185 @@
+"""``warband`` compiled kernel: whole fights, one after another, in a loop compiled by Numba.
+
+The vectorised kernels (:mod:`.kernel`, :mod:`.groups`) spend most of a group
+fight's time on whole-array passes and bookkeeping, not on dice: a 10 v 10
+fight costs some 2,000 bare d6 draws although it needs a few hundred. This
+kernel plays the same rules warrior by warrior in compiled code (:mod:`._loop`),
+with the same exact outcome tables: every striker's whole batch on its target
+(to hit, parry, to wound, critical, saves, Step Aside, injuries, helmet, Jump
+Up) is one 32-bit uniform through the alias tables of :mod:`.strikes`; the
+whole phase of an isolated pair (:func:`.strikes.pair_rows`) or of a two-leaf
+star (:func:`.stars.star_distribution`) is one uniform too; and roll-offs among
+equal Initiatives are a Fisher-Yates shuffle of the rest, one uniform a step
+(``j = u * (x + 1) >> 32``: each order's probability exact to within
+``(x + 1) * 2**-32``, the alias tables' own precision). The uniforms come in
+blocks from the fight's stream (:func:`.._alias.uniform32`), so a run is
+determined by its seed and ``n``: not the reference's die for die, but the same
+distribution (tested against the reference, the exact chains and the vectorised
+kernels).
+
+It plays every fight of the default switches (no ``all_alone``, no ``rout``)
+whose batches are tabulated (at most :data:`.batches.MAX_TABLE_ATTACKS`
+attacks), under either re-engaging rule, one against one as well as groups.
+Other fights, and every fight when Numba cannot be imported, go to the
+vectorised kernels, which stay tested against the reference too.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...limits import table_bytes
+from ...outcomes import Outcomes
+from ...ruleset import END, Rounds
+from .._alias import AliasBits, uniform32
+from .fused import _same_blows
+from .stars import _LOOKUP, star_distribution
+from .strikes import pair_rows, strike_table
+
+__all__ = ["LoopTables", "PhaseTables", "available", "loop_tables", "phase_tables", "simulate_loop"]
+
+#: Star pattern (0..12) by the signs of the strike-order key comparisons, as :func:`.stars.pattern` reads them
+_PATTERN = _LOOKUP.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class PhaseTables:
+    """The exact phase tables the loop reads (:class:`.._alias.AliasBits`), for one pair of profiles.
+
+    ``strike``: a batch of side ``k`` in round kind ``r`` (1: round 1) on a target with code ``c``
+    is row ``strike_offset[2 r + k] + c + (W_t + 1) * (may parry or knocked down)``, value
+    ``2 * new code + hit`` (:func:`.strikes.strike_table`'s rows). ``pair``: an isolated pair's
+    phase in round kind ``r`` is row ``pair_offset[r] + (code_a * (W_d + 3) + code_d) * 3 + mode``
+    (:func:`.strikes.pair_rows`), value ``16 * new code a + new code d``. ``star``: a star centred
+    on side ``k`` (one warrior touching two enemies that touch only it) is row
+    ``star_offset[2 r + k] + ((code_c * n_l + code_1) * n_l + code_2) * 13 + pattern``, value
+    ``(new code_c * 16 + new code_1) * 16 + new code_2`` (:func:`.stars.star_distribution`).
+    """
+
+    strike: AliasBits
+    strike_offset: NDArray[np.int64]
+    pair: AliasBits
+    pair_offset: NDArray[np.int64]
+    star: AliasBits
+    star_offset: NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class LoopTables:
+    """The per-side constants of a matchup and its :class:`PhaseTables`."""
+
+    na: int
+    nd: int
+    W: NDArray[np.int64]
+    I: NDArray[np.int64]
+    cls1: NDArray[np.int64]
+    clsl: NDArray[np.int64]
+    reflexes: NDArray[np.bool_]
+    own_turn: bool
+    phases: PhaseTables
+
+
+@lru_cache(maxsize=1)
+def available() -> bool:
+    """Whether Numba imports here (else the vectorised kernels play every fight)."""
+    try:
+        from . import _loop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _stack(blocks: list[tuple[NDArray[np.float64], NDArray[np.int64]]], dtype) -> tuple[AliasBits, NDArray[np.int64]]:
+    """One alias table of consecutive row blocks ``(P, V)`` (probabilities and values, padded to one
+    width); also the first row of each block."""
+    K = max(P.shape[1] for P, _ in blocks)
+    offset = np.cumsum([0] + [P.shape[0] for P, _ in blocks[:-1]])
+    P = np.concatenate([np.pad(P, ((0, 0), (0, K - P.shape[1]))) for P, _ in blocks])
+    V = np.concatenate([np.pad(V, ((0, 0), (0, K - V.shape[1]))) for _, V in blocks])
+    return AliasBits.build(P / P.sum(1, keepdims=True), V, dtype=dtype), offset.astype(np.int64)
+
+
+def _dense(rows: list[dict], value) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """``(P, V)`` of probability rows ``{outcome: p}``, outcomes stored as ``value(outcome)``."""
+    K = max(len(r) for r in rows)
+    P = np.zeros((len(rows), K))
+    V = np.zeros((len(rows), K), np.int64)
+    for i, r in enumerate(rows):
+        items = [(k, p) for k, p in r.items() if p > 0]
+        P[i, :len(items)] = [p for _, p in items]
+        V[i, :len(items)] = [value(k) for k, _ in items]
+    return P, V
+
+
+def phase_tables(kp) -> PhaseTables | None:
+    """The phase tables of a :class:`.kernel.KernelPlan`'s blows, or None if a batch rolls dice."""
+    strikes = [[strike_table(kp.blows[k][r], kp.sides[1 - k], tables=False) for k in (0, 1)] for r in (0, 1)]
+    if any(t.rows is None for by_kind in strikes for t in by_kind):
+        return None
+    strike, strike_offset = _stack([_dense(list(t.rows), lambda o: 2 * o[0] + o[1])
+                                    for by_kind in strikes for t in by_kind], np.int64)
+    pair, pair_offset = _stack([_dense(pair_rows(*by_kind), lambda o: 16 * o[0] + o[1]) for by_kind in strikes],
+                               np.int64)
+    # round 1 strikes as later rounds unless a heavy weapon's first-round Strength differs: one star table
+    same = all(_same_blows(*kp.blows[k]) for k in (0, 1))
+    stars = [star_distribution(strikes[r][k], strikes[r][1 - k]) for r in ((0,) if same else (0, 1)) for k in (0, 1)]
+    star, star_offset = _stack(stars, np.int32)
+    if same:
+        star_offset = np.tile(star_offset, 2)
+    return PhaseTables(strike, strike_offset, pair, pair_offset, star, star_offset)
+
+
+#: Phase tables by the profiles' content (not names, counts or points): equal-points copies of one pair
+#: of profiles, and repeated runs, build them once per process. Bounded by bytes, oldest dropped.
+_CACHE: OrderedDict[tuple, tuple[PhaseTables | None, int]] = OrderedDict()
+_CACHE_BYTES = 96 << 20
+
+
+def loop_tables(kp, key: tuple) -> LoopTables | None:
+    """The tables of a :class:`.kernel.KernelPlan` (``key``: its profiles and settings, for the
+    cache), or None if this kernel does not play it (a switch on, a batch that rolls dice)."""
+    if kp.all_alone or kp.rout:
+        return None
+    hit = _CACHE.pop(key, None)
+    if hit is None:
+        tables = phase_tables(kp)
+        hit = (tables, table_bytes(tables))
+    _CACHE[key] = hit                               # most recent last; the oldest are dropped
+    while len(_CACHE) > 1 and sum(b for _, b in _CACHE.values()) > _CACHE_BYTES:
+        _CACHE.popitem(last=False)
+    if hit[0] is None:
+        return None
+    a, d = kp.sides
+    return LoopTables(
+        a.count, d.count, np.array([a.w, d.w], np.int64), np.array([a.i, d.i], np.int64),
+        np.array([a.class_round1, d.class_round1], np.int64), np.array([a.class_later, d.class_later], np.int64),
+        np.array([a.lightning_reflexes, d.lightning_reflexes], np.bool_), kp.reengage == "own_turn_charge",
+        hit[0])
+
+
+def simulate_loop(lt: LoopTables, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
+    """``n`` fights of the tables ``lt`` (see the module docstring)."""
+    from ._loop import play
+
+    limit = max_rounds if rounds == END else int(rounds)
+    nw = lt.na + lt.nd
+    per_fight = 2 * nw * limit                     # a key and a batch per warrior and round, at most
+    size = max(4 * per_fight, 1 << 17)
+    winner, cat_a, cat_d = (np.empty(n, np.int8) for _ in range(3))
+    dmg_a, dmg_d, rounds_out, ooa_a, ooa_d = (np.empty(n, np.int64) for _ in range(5))
+    capped = np.empty(n, np.bool_)
+    ph = lt.phases
+    done = 0
+    while done < n:
+        u = uniform32(rng, min(size, per_fight * (n - done)))
+        done = play(done, n, u, per_fight, lt.na, lt.nd, lt.W, lt.I, lt.cls1, lt.clsl, lt.reflexes, lt.own_turn,
+                    limit, rounds == END, ph.strike.bits, ph.strike.threshold, ph.strike.pick, ph.strike_offset,
+                    ph.pair.bits, ph.pair.threshold, ph.pair.pick, ph.pair_offset,
+                    ph.star.bits, ph.star.threshold, ph.star.pick, ph.star_offset, _PATTERN, winner, dmg_a, dmg_d, cat_a, cat_d, rounds_out, capped, ooa_a, ooa_d)
+    return Outcomes(winner, dmg_a, dmg_d, cat_a, cat_d, rounds_out, capped,
+                    {"out_of_action_attacker": ooa_a, "out_of_action_defender": ooa_d})
