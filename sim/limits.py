@@ -43,7 +43,7 @@ __all__ = [
     "PlanBudget", "check_kept_batches", "cpu_count", "check_int", "check_trials", "check_max_rounds",
     "check_workers", "check_mapping", "check_names", "check_side_mappings", "iter_block_sizes", "table_bytes",
     "check_working_set",
-    "human_bytes",
+    "human_bytes", "BytesCache",
 ]
 
 #: Largest trial count of one run or one matrix cell (< 2**53: counts and sums stay exact).
@@ -234,3 +234,28 @@ def check_kept_batches(what: str, runs: int, trials: int, batch_trials: int) -> 
         raise InputError(f"{what}: {runs:,} runs of {batches:,} batches each keep {runs * batches:,} batch tallies "
                          f"for the paired errors, over the limit of {MAX_KEPT_BATCHES:,}: use fewer trials, "
                          "values or opponents")
+
+
+class BytesCache:
+    """A per-process cache of built tables, bounded by the bytes of their arrays (:func:`table_bytes`):
+    the least recently used entries are dropped first, but the newest is always kept."""
+
+    def __init__(self, budget: int) -> None:
+        from collections import OrderedDict
+
+        self.budget = budget
+        self._entries: OrderedDict = OrderedDict()      # key -> (value, bytes), most recent last
+
+    def get(self, key: Any, build: Any) -> Any:
+        """The value cached under ``key``, or ``build()`` (then cached)."""
+        hit = self._entries.pop(key, None)
+        if hit is None:
+            value = build()
+            hit = (value, table_bytes(value))
+        self._entries[key] = hit
+        while len(self._entries) > 1 and sum(b for _, b in self._entries.values()) > self.budget:
+            self._entries.popitem(last=False)
+        return hit[0]
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -26,14 +26,13 @@ vectorised kernels, which stay tested against the reference too.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ...limits import table_bytes
+from ...limits import BytesCache
 from ...outcomes import Outcomes
 from ...ruleset import END, Rounds
 from .._alias import AliasBits, uniform32
@@ -136,8 +135,7 @@ def phase_tables(kp) -> PhaseTables | None:
 
 #: Phase tables by the profiles' content (not names, counts or points): equal-points copies of one pair
 #: of profiles, and repeated runs, build them once per process. Bounded by bytes, oldest dropped.
-_CACHE: OrderedDict[tuple, tuple[PhaseTables | None, int]] = OrderedDict()
-_CACHE_BYTES = 96 << 20
+_CACHE = BytesCache(96 << 20)
 
 
 def loop_tables(kp, key: tuple) -> LoopTables | None:
@@ -145,21 +143,15 @@ def loop_tables(kp, key: tuple) -> LoopTables | None:
     cache), or None if this kernel does not play it (a switch on, a batch that rolls dice)."""
     if kp.all_alone or kp.rout:
         return None
-    hit = _CACHE.pop(key, None)
-    if hit is None:
-        tables = phase_tables(kp)
-        hit = (tables, table_bytes(tables))
-    _CACHE[key] = hit                               # most recent last; the oldest are dropped
-    while len(_CACHE) > 1 and sum(b for _, b in _CACHE.values()) > _CACHE_BYTES:
-        _CACHE.popitem(last=False)
-    if hit[0] is None:
+    phases = _CACHE.get(key, lambda: phase_tables(kp))
+    if phases is None:
         return None
     a, d = kp.sides
     return LoopTables(
         a.count, d.count, np.array([a.w, d.w], np.int64), np.array([a.i, d.i], np.int64),
         np.array([a.class_round1, d.class_round1], np.int64), np.array([a.class_later, d.class_later], np.int64),
         np.array([a.lightning_reflexes, d.lightning_reflexes], np.bool_), kp.reengage == "own_turn_charge",
-        hit[0])
+        phases)
 
 
 def simulate_loop(lt: LoopTables, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:

@@ -10,12 +10,11 @@ names, counts, points and Leadership.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from ...limits import table_bytes
+from ...limits import BytesCache
 from .stars import star_table
 from .strikes import CodeTable, PairTable, StrikeTable, code_table, pair_table, strike_table, volley_table
 from .tables import WarbandUnit
@@ -49,8 +48,7 @@ MOST_LEAVES = 20
 #: dropped: the budget holds every pair of profiles of the shipped roster (71 MiB), because the
 #: fair-points search visits all of them in turn, round after round, and a smaller
 #: least-recently-used cache would miss on nearly every visit.
-_GROUP_CACHE: OrderedDict[tuple, tuple[GroupTables, int]] = OrderedDict()
-_GROUP_CACHE_BYTES = 96 << 20
+_GROUP_CACHE = BytesCache(96 << 20)
 
 
 def _profile(u: WarbandUnit) -> WarbandUnit:
@@ -90,11 +88,4 @@ def _by_kind(tables: list) -> tuple:
 def cached_group_tables(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, sides, blows) -> GroupTables:
     """:func:`group_tables` through the per-process cache."""
     key = (_profile(att), _profile(dfn), charging, fist_as_user)
-    hit = _GROUP_CACHE.pop(key, None)
-    if hit is None:
-        tables = group_tables(sides, blows)
-        hit = (tables, table_bytes(tables))
-    _GROUP_CACHE[key] = hit                         # most recent last; the oldest are dropped
-    while len(_GROUP_CACHE) > 1 and sum(b for _, b in _GROUP_CACHE.values()) > _GROUP_CACHE_BYTES:
-        _GROUP_CACHE.popitem(last=False)
-    return hit[0]
+    return _GROUP_CACHE.get(key, lambda: group_tables(sides, blows))
