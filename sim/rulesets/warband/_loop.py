@@ -201,11 +201,18 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
             # one scan: isolated pairs (found from their attacker) and two-leaf stars (from their
             # centre) play their whole phase in one draw each; the other strikers (standing,
             # touching an enemy) go into buckets 2 class + the side's Initiative rank
-            for b in range(6):
-                count[b] = 0
             died = False
-            for x in range(n_a + n_d):
+            complex_seen = False
+            # a defender needs scanning only if an attacker was seen in a component that is not
+            # a pair or a two-leaf star (its defenders strike as strikers of their own)
+            n_scan = n_a + n_d
+            x = 0
+            while x < n_scan:
+                if x == n_a:
+                    if not complex_seen:
+                        break
                 g = (live[x] if x < n_a else live[na + x - n_a]) & 63
+                x += 1
                 c = contacts[g]
                 if (c == 0) | (played[g] == ph):         # (one branch: two would mispredict apart)
                     continue
@@ -218,56 +225,73 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                     re = ce & (ce - 1)
                     if re != 0:
                         # a leaf: of a star if its centre's other contact touches only the centre
+                        star = False
                         if re & (re - 1) == 0:
                             o2 = ce & ~(1 << (g - (0 if k == 0 else na)))
-                            if _single(contacts[(0 if k == 0 else na) + _low(o2)]):
-                                continue               # its centre plays it
-                        if code[g] <= side_w[g]:
+                            star = _single(contacts[(0 if k == 0 else na) + _low(o2)])
+                        if not star:
+                            complex_seen = True
+                            if code[g] <= side_w[g]:
+                                b = _bucket(k, flags[g], ph, base_a, base_d, refl_a, refl_d, Ia, Id, rank_a, rank_d)
+                                lists[b, count[b]] = g
+                                count[b] += 1
+                            continue
+                        # a defender-centred star, played from its first leaf (an attacker-centred
+                        # one was played from its centre: attackers come first)
+                        cen = e
+                        k = 1 - k
+                        base = na if k == 0 else 0
+                        c = ce
+                        rest = re
+                    else:
+                        if g >= na:
+                            continue                       # a pair: its attacker plays it
+                        played[g] = ph
+                        played[e] = ph
+                        ca, cd = code[g], code[e]
+                        if ca > Wa0 and cd > Wd0:
+                            continue                       # neither is standing: nothing happens
+                        ka = _key(flags[g], ph, base_a, refl_a, Ia)
+                        kd = _key(flags[e], ph, base_d, refl_d, Id)
+                        mode = 0 if ka < kd else 1 if ka > kd else 2
+                        v = np.int64(u[pos])
+                        pos += 1
+                        slot = (((p_offset[kind] + (ca * (Wd0 + 3) + cd) * 3 + mode) << p_bits) | (v >> p_shift)) & _MASK
+                        o = p_pick[2 * slot + (v >= p_threshold[slot])]
+                        ca, cd = o >> 4, o & 15
+                        code[g], code[e] = ca, cd
+                        # a death frees both (without a branch: it would mispredict on the draw)
+                        gone = (ca == Wa0 + 3) | (cd == Wd0 + 3)
+                        keep = np.int64(gone) - 1
+                        contacts[g] &= keep
+                        contacts[e] &= keep
+                        died |= gone
+                        continue
+                else:
+                    e1, e2 = (base + _low(c)) & 63, (base + _low(rest)) & 63
+                    if rest & (rest - 1) != 0 or not (_single(contacts[e1]) and _single(contacts[e2])):
+                        complex_seen = True
+                        if code[g] <= side_w[g]:           # three or more contacts, or not a star
                             b = _bucket(k, flags[g], ph, base_a, base_d, refl_a, refl_d, Ia, Id, rank_a, rank_d)
                             lists[b, count[b]] = g
                             count[b] += 1
                         continue
-                    if g >= na:
-                        continue                       # a pair: its attacker plays it
-                    played[g] = ph
-                    played[e] = ph
-                    ca, cd = code[g], code[e]
-                    if ca > Wa0 and cd > Wd0:
-                        continue                       # neither is standing: nothing happens
-                    ka = _key(flags[g], ph, base_a, refl_a, Ia)
-                    kd = _key(flags[e], ph, base_d, refl_d, Id)
-                    mode = 0 if ka < kd else 1 if ka > kd else 2
-                    v = np.int64(u[pos])
-                    pos += 1
-                    slot = (((p_offset[kind] + (ca * (Wd0 + 3) + cd) * 3 + mode) << p_bits) | (v >> p_shift)) & _MASK
-                    o = p_pick[2 * slot + (v >= p_threshold[slot])]
-                    ca, cd = o >> 4, o & 15
-                    code[g], code[e] = ca, cd
-                    if ca == Wa0 + 3 or cd == Wd0 + 3:
-                        contacts[g] = 0
-                        contacts[e] = 0
-                        died = True
-                    continue
+                    cen = g
+                # a two-leaf star: centre ``cen`` of side ``k``, its leaves in index order
                 e1, e2 = (base + _low(c)) & 63, (base + _low(rest)) & 63
-                if rest & (rest - 1) != 0 or not (_single(contacts[e1]) and _single(contacts[e2])):
-                    if code[g] <= side_w[g]:           # three or more contacts, or not a star
-                        b = _bucket(k, flags[g], ph, base_a, base_d, refl_a, refl_d, Ia, Id, rank_a, rank_d)
-                        lists[b, count[b]] = g
-                        count[b] += 1
-                    continue
-                played[g] = ph
+                played[cen] = ph
                 played[e1] = ph
                 played[e2] = ph
                 Wc, Wl = W[k], W[1 - k]
-                cc, c1, c2 = code[g], code[e1], code[e2]
+                cc, c1, c2 = code[cen], code[e1], code[e2]
                 if cc > Wc and c1 > Wl and c2 > Wl:
                     continue                           # nobody is standing: nothing happens
                 if k == 0:
-                    kc = _key(flags[g], ph, base_a, refl_a, Ia)
+                    kc = _key(flags[cen], ph, base_a, refl_a, Ia)
                     k1 = _key(flags[e1], ph, base_d, refl_d, Id)
                     k2 = _key(flags[e2], ph, base_d, refl_d, Id)
                 else:
-                    kc = _key(flags[g], ph, base_d, refl_d, Id)
+                    kc = _key(flags[cen], ph, base_d, refl_d, Id)
                     k1 = _key(flags[e1], ph, base_a, refl_a, Ia)
                     k2 = _key(flags[e2], ph, base_a, refl_a, Ia)
                 sg = ((kc > k1) - (kc < k1) + 1) * 9 + ((kc > k2) - (kc < k2) + 1) * 3 + (k1 > k2) - (k1 < k2) + 1
@@ -278,81 +302,84 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                 slot = ((row << t_bits) | (v >> t_shift)) & _MASK
                 o = t_pick[2 * slot + (v >= t_threshold[slot])]
                 cc, c1, c2 = o >> 8, (o >> 4) & 15, o & 15
-                code[g], code[e1], code[e2] = cc, c1, c2
+                code[cen], code[e1], code[e2] = cc, c1, c2
                 died |= cc == Wc + 3 or c1 == Wl + 3 or c2 == Wl + 3
                 if cc == Wc + 3:                       # the centre is out: both leaves are free
-                    contacts[g] = 0
+                    contacts[cen] = 0
                     contacts[e1] = 0
                     contacts[e2] = 0
                 if c1 == Wl + 3:
-                    contacts[g] &= ~(1 << (e1 - base))
+                    contacts[cen] &= ~(1 << (e1 - base))
                     contacts[e1] = 0
                 if c2 == Wl + 3:
-                    contacts[g] &= ~(1 << (e2 - base))
+                    contacts[cen] &= ~(1 << (e2 - base))
                     contacts[e2] = 0
-            # the other strikers: each bucket shuffled (Fisher-Yates, j uniform in 0..x), in order
-            for b in range(6):
-                size_b = count[b]
-                for x in range(size_b - 1, 0, -1):
-                    j = (np.int64(u[pos]) * (x + 1)) >> 32
-                    pos += 1
-                    lists[b, x], lists[b, j] = lists[b, j], lists[b, x]
-                for x in range(size_b):
-                    s = lists[b, x] & 63
-                    if code[s] > side_w[s]:
-                        continue                        # knocked down or worse earlier this phase
-                    k = 0 if s < na else 1
-                    base = na if k == 0 else 0
-                    Wt = W[1 - k]
-                    cont = contacts[s]
-                    # the target: a standing enemy (lowest index), else a stunned one, then a
-                    # knocked-down one, but not one this striker put down in this phase
-                    t = -1
-                    c = cont
-                    while c:
-                        e = (base + _low(c)) & 63
-                        if code[e] <= Wt:
-                            t = e
-                            break
-                        c &= c - 1
-                    if t < 0:
-                        mine = 64 * ph + s
-                        for want in (Wt + 2, Wt + 1):
-                            c = cont
-                            while c:
-                                e = (base + _low(c)) & 63
-                                if code[e] == want and put_down[e] != mine:
-                                    t = e
-                                    break
-                                c &= c - 1
-                            if t >= 0:
-                                break
-                    if t < 0:
-                        continue
-                    ct = code[t]
-                    if ct == Wt + 2:
-                        nc = Wt + 3                      # stunned: out of action, no dice
-                    else:
-                        up = ct <= Wt
-                        row = s_offset[2 * kind + k] + ct + (Wt + 1) * ((up and taken[t] != ph) or ct == Wt + 1)
-                        v = np.int64(u[pos])
+            if complex_seen:
+                # the other strikers: each bucket shuffled (Fisher-Yates, j uniform in 0..x), in order
+                for b in range(6):
+                    size_b = count[b]
+                    for x in range(size_b - 1, 0, -1):
+                        j = (np.int64(u[pos]) * (x + 1)) >> 32
                         pos += 1
-                        slot = ((row << s_bits) | (v >> s_shift)) & _MASK
-                        o = s_pick[2 * slot + (v >= s_threshold[slot])]
-                        nc = o >> 1
-                        if o & 1:
-                            taken[t] = ph
-                        if up and (nc == Wt + 1 or nc == Wt + 2):
-                            put_down[t] = 64 * ph + s
-                    code[t] = nc
-                    if nc == Wt + 3:                     # out of action: its enemies lose the contact
-                        died = True
-                        bit, mine = (t - na, 0) if k == 0 else (t, na)
-                        c = contacts[t]
+                        lists[b, x], lists[b, j] = lists[b, j], lists[b, x]
+                    for x in range(size_b):
+                        s = lists[b, x] & 63
+                        if code[s] > side_w[s]:
+                            continue                        # knocked down or worse earlier this phase
+                        k = 0 if s < na else 1
+                        base = na if k == 0 else 0
+                        Wt = W[1 - k]
+                        cont = contacts[s]
+                        # the target: a standing enemy (lowest index), else a stunned one, then a
+                        # knocked-down one, but not one this striker put down in this phase
+                        t = -1
+                        c = cont
                         while c:
-                            contacts[mine + _low(c)] &= ~(1 << bit)
+                            e = (base + _low(c)) & 63
+                            if code[e] <= Wt:
+                                t = e
+                                break
                             c &= c - 1
-                        contacts[t] = 0
+                        if t < 0:
+                            mine = 64 * ph + s
+                            for want in (Wt + 2, Wt + 1):
+                                c = cont
+                                while c:
+                                    e = (base + _low(c)) & 63
+                                    if code[e] == want and put_down[e] != mine:
+                                        t = e
+                                        break
+                                    c &= c - 1
+                                if t >= 0:
+                                    break
+                        if t < 0:
+                            continue
+                        ct = code[t]
+                        if ct == Wt + 2:
+                            nc = Wt + 3                      # stunned: out of action, no dice
+                        else:
+                            up = ct <= Wt
+                            row = s_offset[2 * kind + k] + ct + (Wt + 1) * ((up and taken[t] != ph) or ct == Wt + 1)
+                            v = np.int64(u[pos])
+                            pos += 1
+                            slot = ((row << s_bits) | (v >> s_shift)) & _MASK
+                            o = s_pick[2 * slot + (v >= s_threshold[slot])]
+                            nc = o >> 1
+                            if o & 1:
+                                taken[t] = ph
+                            if up and (nc == Wt + 1 or nc == Wt + 2):
+                                put_down[t] = 64 * ph + s
+                        code[t] = nc
+                        if nc == Wt + 3:                     # out of action: its enemies lose the contact
+                            died = True
+                            bit, mine = (t - na, 0) if k == 0 else (t, na)
+                            c = contacts[t]
+                            while c:
+                                contacts[mine + _low(c)] &= ~(1 << bit)
+                                c &= c - 1
+                            contacts[t] = 0
+                for b in range(6):
+                    count[b] = 0
             if not died:
                 continue
             # drop the warriors out of action from the live lists (order within a list is free)
