@@ -98,3 +98,18 @@ def test_a_run_depends_only_on_the_stream_and_the_count():
     for f in FIELDS:
         assert np.array_equal(getattr(a, f), getattr(b, f))
 
+
+
+@pytest.mark.parametrize("buffer, headroom", [(0, 1.0), (1 << 10, 3.0)])
+def test_a_run_does_not_depend_on_the_buffer_sizes(monkeypatch, buffer, headroom):
+    """The uniforms are read from the stream in order whatever the refills (the unused rest of one
+    buffer starts the next): smaller or larger buffers give the same fights."""
+    from sim.rulesets.warband import compiled as module
+
+    plan, _ = _plans("Mercenary Warrior", "Youngblood", (10, 10), {})
+    a = WB.simulate(plan, 5_000, np.random.default_rng(4), "end", 50)
+    monkeypatch.setattr(module, "BUFFER", buffer)
+    monkeypatch.setattr(module, "HEADROOM", headroom)
+    b = WB.simulate(plan, 5_000, np.random.default_rng(4), "end", 50)
+    for f in FIELDS:
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f

@@ -86,7 +86,8 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
          s_bits, s_threshold, s_pick, s_offset, p_bits, p_threshold, p_pick, p_offset,
          t_bits, t_threshold, t_pick, t_offset, pattern,
          winner, dmg_a, dmg_d, cat_a, cat_d, rounds_out, capped_out, ooa_a_out, ooa_d_out):
-    """Play fights ``start ..`` (see the module docstring); return the number of fights done.
+    """Play fights ``start ..`` (see the module docstring); return the number of fights done and
+    the number of uniforms read (the first ones of ``u``).
 
     ``W``, ``I``, ``cls1``, ``clsl``, ``reflexes``: per side, Wounds, Initiative, strike class in
     round 1 and later (0 first, 1 normal, 2 last), Lightning Reflexes. ``own_turn``: re-engage by
@@ -430,7 +431,7 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
         capped_out[f] = capped
         ooa_a_out[f], ooa_d_out[f] = oa, od
         f += 1
-    return f
+    return f, pos
 
 
 @nb.njit(cache=True)

@@ -133,6 +133,11 @@ def phase_tables(kp) -> PhaseTables | None:
     return PhaseTables(strike, strike_offset, pair, pair_offset, star, star_offset)
 
 
+#: Uniforms a buffer holds at least (with four fights' bound), and how much more than the mean use so far a
+#: refill draws. Neither changes a result: the buffers read the stream in order, the unused rest carried over.
+BUFFER = 1 << 17
+HEADROOM = 1.25
+
 #: Phase tables by the profiles' content (not names, counts or points): equal-points copies of one pair
 #: of profiles, and repeated runs, build them once per process. Bounded by bytes, oldest dropped.
 _CACHE = BytesCache(96 << 20)
@@ -161,17 +166,27 @@ def simulate_loop(lt: LoopTables, n: int, rng: np.random.Generator, rounds: Roun
     limit = max_rounds if rounds == END else int(rounds)
     nw = lt.na + lt.nd
     per_fight = 2 * nw * limit                     # a key and a batch per warrior and round, at most
-    size = max(4 * per_fight, 1 << 17)
+    size = max(4 * per_fight, BUFFER)
     winner, cat_a, cat_d = (np.empty(n, np.int8) for _ in range(3))
     dmg_a, dmg_d, rounds_out, ooa_a, ooa_d = (np.empty(n, np.int64) for _ in range(5))
     capped = np.empty(n, np.bool_)
     ph = lt.phases
-    done = 0
+    done = used = 0
+    left = np.empty(0, np.uint32)
     while done < n:
-        u = uniform32(rng, min(size, per_fight * (n - done)))
-        done = play(done, n, u, per_fight, lt.na, lt.nd, lt.W, lt.I, lt.cls1, lt.clsl, lt.reflexes, lt.own_turn,
+        # the uniforms a buffer did not use start the next one, which holds about what the fights
+        # left will read (their mean so far), not the bound: the stream is read in order, none drawn
+        # for nothing but the last buffer's bound
+        want = per_fight * (n - done) if done == 0 else int(HEADROOM * used / done * (n - done)) + per_fight
+        want = max(per_fight, min(size, want))
+        # an even count: uniform32 splits 64-bit draws, so no half is dropped and the sizes cannot matter
+        fresh = max(0, want - left.size)
+        u = np.concatenate([left, uniform32(rng, fresh + (fresh & 1))])
+        done, pos = play(done, n, u, per_fight, lt.na, lt.nd, lt.W, lt.I, lt.cls1, lt.clsl, lt.reflexes, lt.own_turn,
                     limit, rounds == END, ph.strike.bits, ph.strike.threshold, ph.strike.pick, ph.strike_offset,
                     ph.pair.bits, ph.pair.threshold, ph.pair.pick, ph.pair_offset,
                     ph.star.bits, ph.star.threshold, ph.star.pick, ph.star_offset, _PATTERN, winner, dmg_a, dmg_d, cat_a, cat_d, rounds_out, capped, ooa_a, ooa_d)
+        used += pos
+        left = u[pos:]
     return Outcomes(winner, dmg_a, dmg_d, cat_a, cat_d, rounds_out, capped,
                     {"out_of_action_attacker": ooa_a, "out_of_action_defender": ooa_d})
