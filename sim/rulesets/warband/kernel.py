@@ -19,6 +19,7 @@ from :func:`auto_hit_cdf`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -122,14 +123,11 @@ def _side(u: WarbandUnit, is_attacker: bool, charging: bool) -> SideInfo:
                     2 if last else 0 if first else 1, 2 if last else 1, "lightning_reflexes" in u.skills)
 
 
-def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, *,
-               all_alone: bool = False, rout: bool = False, reengage: str = "own_turn_charge",
-               engine: str = "auto") -> KernelPlan:
-    """Precompute the per-side tables the kernel reads.
-
-    ``engine``: ``"auto"`` plays the fight on the compiled kernel (:mod:`.compiled`) when it can,
-    else on the vectorised kernels; ``"numpy"`` always on the vectorised kernels.
-    """
+@lru_cache(maxsize=1024)
+def _blows_of(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool) -> tuple:
+    """``blows[striker side][0 later rounds, 1 round 1]`` of two profiles (:func:`.fused._profile`: no
+    counts, names or points), with their one-attack tables: equal-points copies of one pair of
+    profiles, and the cells of a matrix, build them once (a few milliseconds each)."""
     sides = (_side(att, True, charging), _side(dfn, False, charging))
     blows = []
     for s, t, ti in ((att, dfn, sides[1]), (dfn, att, sides[0])):
@@ -140,6 +138,19 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
                 b = replace(b, single=single_table(b, ti.w, ti.parry_reroll, ti.step_aside, ti.helmet, ti.jump_up))
             pair.append(b)
         blows.append(tuple(pair))
+    return tuple(blows)
+
+
+def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, *,
+               all_alone: bool = False, rout: bool = False, reengage: str = "own_turn_charge",
+               engine: str = "auto") -> KernelPlan:
+    """Precompute the per-side tables the kernel reads.
+
+    ``engine``: ``"auto"`` plays the fight on the compiled kernel (:mod:`.compiled`) when it can,
+    else on the vectorised kernels; ``"numpy"`` always on the vectorised kernels.
+    """
+    sides = (_side(att, True, charging), _side(dfn, False, charging))
+    blows = _blows_of(_profile(att), _profile(dfn), charging, fist_as_user)
     auto = None
     if all_alone:
         auto = tuple(tuple(auto_hit_cdf(b, ti.step_aside) for b in blows[k])
