@@ -91,6 +91,10 @@ class DuelPlan:
         Precomputed Markov-chain alias tables (the fastest kernel), if small enough.
     tables : object or None
         Exact per-combat outcome tables of the group kernel (``_duel_tables.DuelTables``).
+    engine : str
+        Who plays the group kernel's fights: ``"auto"`` (the compiled loop of ``_duel_compiled``
+        when Numba imports) or ``"numpy"`` (the vectorised ``_duel_fast``, which the tests hold
+        to the same answers).
     """
 
     matchup: Matchup
@@ -103,6 +107,7 @@ class DuelPlan:
     toughness_die: str
     chain: Any = None
     tables: Any = None
+    engine: str = "auto"
 
     @property
     def start_wounds(self) -> tuple[int, int]:

@@ -33,8 +33,11 @@ Modules: ``_duel_units`` (profiles and validation), ``_duel_plan`` (shared numbe
 and outcome assembly), ``_duel_reference`` (the scalar reference), ``_duel_chain``
 (the exact Markov-chain kernel, one model a side), ``_duel_groups`` (the same chain
 for small groups), ``_duel_tables`` and ``_duel_fast`` (the group kernel: every
-combat of a phase drawn whole from exact per-combat tables; up to 20 models a side)
-and ``_duel_kernel`` (the general kernel, for ``spread`` assignment with ganging).
+combat of a phase drawn whole from exact per-combat tables; up to 20 models a side),
+``_duel_compiled`` and ``_duel_loop`` (the same fights, model by model, from the same
+tables in a loop compiled by Numba: it plays them when Numba imports;
+:meth:`Duel.with_engine` picks the vectorised one) and ``_duel_kernel`` (the general
+kernel, for ``spread`` assignment with ganging).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from ..outcomes import Outcomes, TrialOutcome
 from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
 from ..schema import Field, StateField
 from ._duel_chain import build_chain, simulate_chain
+from ._duel_compiled import available, simulate_loop
 from ._duel_fast import simulate_fast
 from ._duel_groups import build_group_chain
 from ._duel_kernel import simulate_general
@@ -181,12 +185,22 @@ class Duel(Ruleset):
     # ---------------------------------------------------------------- kernel
     def simulate(self, plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
         """``n`` fights: the exact Markov chain when it was built (small matchups), else the group kernel
-        (whole combats from exact tables), else (``spread`` with ganging) the general one."""
+        (whole combats from exact tables: compiled, or vectorised, see :meth:`with_engine`), else
+        (``spread`` with ganging) the general one."""
         if plan.chain is not None:
             return simulate_chain(plan, n, rng, rounds, max_rounds)
         if plan.tables is not None:
+            if plan.engine == "auto" and available():
+                return simulate_loop(plan, plan.tables, n, rng, rounds, max_rounds)
             return simulate_fast(plan, plan.tables, n, rng, rounds, max_rounds)
         return simulate_general(plan, n, rng, rounds, max_rounds)
+
+    def with_engine(self, plan: DuelPlan, engine: str) -> DuelPlan:
+        """``plan`` played by ``engine``: ``"auto"`` (the compiled group kernel where Numba imports)
+        or ``"numpy"`` (the vectorised group kernel, which the tests hold to the same answers)."""
+        if engine not in ("auto", "numpy"):
+            raise ValueError(f"duel: engine must be 'auto' or 'numpy', not {engine!r}")
+        return replace(plan, engine=engine)
 
     # ------------------------------------------------------------- reference
     def working_set(self, plan: DuelPlan, n: int) -> int:

@@ -50,7 +50,9 @@ def kernels(plan):
     out = [("general", dataclasses.replace(plan, chain=None, tables=None))]
     one_each = plan.sides[0].count == 1 and plan.sides[1].count == 1
     if plan.assignment == "fewest_wounds" or one_each:
-        out.append(("groups", dataclasses.replace(plan, chain=None, tables=build_tables(plan))))
+        grouped = dataclasses.replace(plan, chain=None, tables=build_tables(plan))
+        out.append(("groups", grouped))                                      # compiled (if Numba imports)
+        out.append(("groups, vectorised", RULESET.with_engine(grouped, "numpy")))
     if plan.chain is not None:
         out.append(("chain", plan))
     return out
@@ -437,8 +439,9 @@ GROUP_CASES = [
 ]
 
 
+@pytest.mark.parametrize("engine", ["auto", "numpy"])
 @pytest.mark.parametrize("case", range(len(GROUP_CASES)))
-def test_group_kernel_matches_the_exact_group_chain(case, monkeypatch):
+def test_group_kernel_matches_the_exact_group_chain(case, engine, monkeypatch):
     from sim.rulesets import _duel_groups
     monkeypatch.setattr(_duel_groups, "MAX_WORK", 10 ** 9)
     monkeypatch.setattr(_duel_groups, "MAX_ENTRIES", 10 ** 9)
@@ -446,7 +449,7 @@ def test_group_kernel_matches_the_exact_group_chain(case, monkeypatch):
     plan = plan_of(a, d, states=states, options=options)
     final = group_chain_final(plan, rounds)
     na, nd = a.count, d.count
-    fast = dataclasses.replace(plan, chain=None, tables=build_tables(plan))
+    fast = dataclasses.replace(plan, chain=None, tables=build_tables(plan), engine=engine)
     out = RULESET.simulate(fast, N_KERNEL, np.random.default_rng(40 + case), rounds, 50)
     lost = np.zeros((na + 1) * (nd + 1))
     dmg = np.zeros((plan.start_wounds[0] + 1) * (plan.start_wounds[1] + 1))
@@ -477,13 +480,14 @@ LARGE_GROUPS = [
 ]
 
 
-@pytest.mark.parametrize("slack", [0, None])
+@pytest.mark.parametrize("engine, slack", [("numpy", 0), ("numpy", None), ("auto", None)])
 @pytest.mark.parametrize("case", range(len(LARGE_GROUPS)))
-def test_group_kernel_matches_the_general_kernel_for_large_groups(case, slack, monkeypatch):
-    """The group kernel keeps its fights in descending order of pairs and draws the pair rows in blocks
-    over column prefixes (``slack=0``: one block a row, the most blocks; None: the default), and sums
-    the ganged members' wounds over row suffixes: in distribution the same as the general kernel
-    (an independent, hit-by-hit implementation), on every field the results hold."""
+def test_group_kernel_matches_the_general_kernel_for_large_groups(case, engine, slack, monkeypatch):
+    """The vectorised group kernel keeps its fights in descending order of pairs and draws the pair rows
+    in blocks over column prefixes (``slack=0``: one block a row, the most blocks; None: the default),
+    and sums the ganged members' wounds over row suffixes; the compiled one plays the same fights model
+    by model: in distribution both the same as the general kernel (an independent, hit-by-hit
+    implementation), on every field the results hold."""
     from sim.rulesets import _duel_fast
     if slack is not None:
         monkeypatch.setattr(_duel_fast, "_SLACK", slack)
@@ -491,8 +495,8 @@ def test_group_kernel_matches_the_general_kernel_for_large_groups(case, slack, m
     plan = plan_of(a, d, states=states)
     general = RULESET.simulate(dataclasses.replace(plan, chain=None, tables=None), N_KERNEL,
                                np.random.default_rng(60 + case), rounds, 50)
-    groups = RULESET.simulate(dataclasses.replace(plan, chain=None, tables=build_tables(plan)), N_KERNEL,
-                              np.random.default_rng(70 + case), rounds, 50)
+    groups = RULESET.simulate(dataclasses.replace(plan, chain=None, tables=build_tables(plan), engine=engine),
+                              N_KERNEL, np.random.default_rng(70 + case), rounds, 50)
     for what, get in [("winner", lambda o: o.winner), ("damage A", lambda o: o.damage_to_attacker),
                       ("damage D", lambda o: o.damage_to_defender), ("rounds", lambda o: o.rounds),
                       ("misted A", lambda o: o.extras["misted_attacker"]),
@@ -500,4 +504,4 @@ def test_group_kernel_matches_the_general_kernel_for_large_groups(case, slack, m
                       ("lost A", lambda o: o.extras["models_lost_attacker"]),
                       ("lost D", lambda o: o.extras["models_lost_defender"])]:
         assert_same_distribution(hist(groups, get(groups)), hist(general, get(general)),
-                                 what=f"case {case}, slack {slack}: {what}")
+                                 what=f"case {case}, {engine}, slack {slack}: {what}")
