@@ -204,6 +204,7 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
             # touching an enemy) go into buckets 2 class + the side's Initiative rank
             died = False
             complex_seen = False
+            several = 0                                 # buckets holding a striker with several enemies
             # a defender needs scanning only if an attacker was seen in a component that is not
             # a pair or a two-leaf star (its defenders strike as strikers of their own)
             n_scan = n_a + n_d
@@ -274,6 +275,7 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                         complex_seen = True
                         if code[g] <= side_w[g]:           # three or more contacts, or not a star
                             b = _bucket(k, flags[g], ph, base_a, base_d, refl_a, refl_d, Ia, Id, rank_a, rank_d)
+                            several |= 1 << b
                             lists[b, count[b]] = g
                             count[b] += 1
                         continue
@@ -319,7 +321,10 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                 # the other strikers: each bucket shuffled (Fisher-Yates, j uniform in 0..x), in order
                 for b in range(6):
                     size_b = count[b]
-                    for x in range(size_b - 1, 0, -1):
+                    # a bucket of strikers with one enemy each needs no roll-off: two of them in one
+                    # component strike the same enemy from the same side, alike whoever goes first (a
+                    # batch's outcome depends on its target alone), and components do not interact
+                    for x in range(size_b - 1 if (several >> b) & 1 else 0, 0, -1):
                         j = (np.int64(u[pos]) * (x + 1)) >> 32
                         pos += 1
                         lists[b, x], lists[b, j] = lists[b, j], lists[b, x]
