@@ -164,11 +164,12 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                             _join_into(g, na, code, contacts, side_w, live[na:], n_d)
                         else:
                             _join_into(g, na, code, contacts, side_w, live, n_a)
-            # Recovery of the active side: stunned -> knocked down, knocked down -> standing
+            # Recovery of the active side: stunned -> knocked down, knocked down -> standing (none
+            # in round 1: everyone starts standing and engaged)
             Wa = W[act]
             l0, l1 = (0, n_a) if act == 0 else (na, na + n_d)
             n_free = 0
-            for x in range(l0, l1):
+            for x in range(l0, l0 if first else l1):
                 g = live[x] & 63
                 c = code[g]
                 down = c == Wa + 1
