@@ -34,7 +34,8 @@ __all__ = ["available", "simulate_loop", "BUFFER", "HEADROOM"]
 BUFFER = 1 << 17
 HEADROOM = 1.25
 
-_NO_TABLE = (np.zeros(2, np.uint64), 1)     # a table the loop never reads (its side cannot need it)
+#: Rows a ganged side's members are told apart by in the loop's sort key (``key << 8 | row``).
+MAX_MODELS = 256
 
 
 @lru_cache(maxsize=1)
@@ -47,33 +48,52 @@ def available() -> bool:
     return True
 
 
-def _records(table: AliasPacked | None) -> tuple[np.ndarray, int]:
-    return _NO_TABLE if table is None else (table.records, table.bits)
+def _both(tables: tuple[AliasPacked | None, AliasPacked | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Both sides' records of one kind of table one after the other, where each starts and its bits a row
+    (a side without one, such as the failed checks of instant death, has a two-slot placeholder the loop
+    reads but never uses: the loop picks a side's table by index, without a branch)."""
+    records = [np.zeros(2, np.uint64) if t is None else t.records for t in tables]
+    bits = np.array([1 if t is None else t.bits for t in tables], np.int64)
+    return np.concatenate(records), np.array([0, records[0].size], np.int64), bits
+
+
+def _need_of(plan: DuelPlan) -> np.ndarray:
+    """``need[32 s + w]``: the failed checks of side ``s``'s hits that slay a model with ``w`` wounds,
+    ``ceil(w / damage)`` (one hit each under instant death)."""
+    need = np.ones(64, np.int64)
+    for s in (0, 1):
+        if not plan.instant[s]:
+            need[32 * s:32 * (s + 1)] = np.maximum(1, -(-np.arange(32) // plan.sides[s].hit_damage))
+    return need
 
 
 def simulate_loop(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Generator, rounds: Rounds,
                   max_rounds: int) -> Outcomes:
-    """``n`` fights of a group matchup with the ``fewest_wounds`` assignment (see the module docstring)."""
+    """``n`` fights of a group matchup with the ``fewest_wounds`` assignment (see the module docstring).
+
+    Memory is the results (a few ``int64`` per fight) and one buffer of at most
+    ``max(BUFFER, 4 * per_fight)`` uniforms, whatever ``n``.
+    """
     from ._duel_loop import play
 
     limit = max_rounds if rounds == END else int(rounds)
     s0, s1 = plan.sides
-    nA, nB = s0.count, s1.count
-    per_fight = limit * (min(nA, nB) + 4)          # a draw per pair and four for combat 0, each phase
+    if s0.count + s1.count > MAX_MODELS:   # (the unit schema allows 20 a side)
+        raise ValueError(f"duel: the compiled group kernel plays at most {MAX_MODELS} models in all")
+    # a draw per pair and at most four for a ganged combat 0, each phase
+    per_fight = limit * (min(s0.count, s1.count) + 4)
     size = max(4 * per_fight, BUFFER)
     remaining, alive, misted = (np.empty((2, n), np.int64) for _ in range(3))
     n_rounds = np.empty(n, np.int64)
-    identity = (s0.wounds + 1) * (s1.wounds + 1)
-    hit_a, hit_b = (_records(t) for t in tables.hit_one)
-    fails_a, fails_b = (_records(t) for t in tables.fails)
-    part_a, part_b = (_records(t) for t in tables.partial)
     roll = np.ascontiguousarray(tables.roll)
-    roll_a, roll_ab = roll[0].ravel(), roll[1].ravel()
-    side = lambda f, dtype: np.array([f(s0), f(s1)], dtype)  # noqa: E731
-    extra_die, extra_hit = side(lambda s: s.extra_die, np.int64), side(lambda s: s.extra_hit, np.int64)
-    prone, damage = side(lambda s: s.prone, np.bool_), side(lambda s: s.hit_damage, np.int64)
-    instant = np.array(plan.instant, np.bool_)
-    can_mist = np.array([plan.instant[1], plan.instant[0]], np.bool_)
+    side = lambda f: np.array([f(s0), f(s1)], np.int64)  # noqa: E731
+    fixed = (side(lambda s: s.count), side(lambda s: s.wounds), limit, tables.pair.records, tables.pair.bits,
+             *_both(tables.hit_one), *_both(tables.fails), *_both(tables.partial),
+             roll[0].ravel(), roll[1].ravel(), roll.shape[2],
+             side(lambda s: s.extra_die), side(lambda s: s.extra_hit), side(lambda s: int(s.prone)),
+             np.array(plan.instant, np.int64), _need_of(plan),
+             np.array([plan.instant[1], plan.instant[0]], np.bool_),  # misted only by the other side's hits
+             remaining, alive, misted, n_rounds)
     done = used = 0
     left = np.empty(0, np.uint32)
     while done < n:
@@ -81,12 +101,7 @@ def simulate_loop(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
         want = max(per_fight, min(size, want))
         fresh = max(0, want - left.size)          # even: uniform32 splits 64-bit draws, no half dropped
         u = np.concatenate([left, uniform32(rng, fresh + (fresh & 1))])
-        done, pos = play(done, n, u, per_fight, nA, nB, s0.wounds, s1.wounds, limit,
-                         tables.pair.records, tables.pair.bits, identity,
-                         hit_a[0], hit_a[1], hit_b[0], hit_b[1], fails_a[0], fails_a[1], fails_b[0], fails_b[1],
-                         part_a[0], part_a[1], part_b[0], part_b[1], roll_a, roll_ab, roll.shape[2],
-                         extra_die, extra_hit, prone, instant, damage, can_mist,
-                         remaining, alive, misted, n_rounds)
+        done, pos = play(done, n, u, per_fight, *fixed)
         used += pos
         left = u[pos:]
     return make_outcomes(plan, (remaining[0], remaining[1]), (alive[0], alive[1]), (misted[0], misted[1]),

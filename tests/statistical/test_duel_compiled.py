@@ -28,7 +28,9 @@ FIELDS = ("winner", "damage_to_attacker", "damage_to_defender", "category_attack
 EXTRAS = ("misted_attacker", "misted_defender", "models_lost_attacker", "models_lost_defender")
 
 GRID = [
-    # attacker, defender, states, options, rounds
+    # attacker, defender, states, options, rounds[, max_rounds (default 50)]
+    (unit("A", count=1, wounds=5, toughness=4, weapon=(3, 1)), unit("D", count=1, wounds=4, weapon=(3, 2)),
+     {}, {}, "end"),                                                                    # 1 v 1, no chain
     (unit("A", count=2, wounds=2, toughness=4, weapon=(3, 1)), unit("D", count=1, wounds=3, weapon=(4, 1)),
      {}, {}, "end"),                                                                    # 2 v 1
     (unit("A", count=1, wounds=4, toughness=5, ws=4, weapon=(4, 2)), unit("D", count=3, wounds=2, weapon=(3, 1)),
@@ -51,7 +53,15 @@ GRID = [
      {}, {}, "end"),                                                                    # 20 v 20
     (unit("A", count=12, wounds=1, weapon=(3, 1)), unit("D", count=20, wounds=2, toughness=4, weapon=(3, 1)),
      {"attacker": {"space": 0}}, {}, "end"),                                            # long ganged lines
+    (unit("A", count=8, wounds=3, weapon=(3, 1)), unit("D", count=6, wounds=4, ws=4, weapon=(3, 1)),
+     {}, {}, "end", 3),                                                                 # stopped by max_rounds
+    (unit("A", count=3, wounds=3, ws=4, weapon=(3, 1)), unit("D", count=6, wounds=2, weapon=(3, 1), second=(3, 1)),
+     {}, {"dual_wield": "extra_die"}, "end"),                                           # the ganged side's extra dice
+    (unit("A", count=4, wounds=3, weapon=(3, 1)), unit("D", count=7, wounds=2, weapon=(3, 1)),
+     {"defender": {"prone": True}}, {}, "end"),                                         # the ganged side prone
 ]
+TEN, TWENTY, LINES = 8, 10, 11                  # 10 v 10, 20 v 20, 12 v 20 against a wall
+assert [(GRID[i][0].count, GRID[i][1].count) for i in (TEN, TWENTY, LINES)] == [(10, 10), (20, 20), (12, 20)]
 
 
 def _plans(a, d, states, options):
@@ -60,26 +70,37 @@ def _plans(a, d, states, options):
     return grouped, RULESET.with_engine(grouped, "numpy")
 
 
+def _field(out, name):
+    return out.extras[name] if name in out.extras else getattr(out, name)
+
+
 def _same(a, b, what):
-    for f in FIELDS:
-        assert_same_distribution(np.bincount(getattr(a, f)), np.bincount(getattr(b, f)), what=f"{what}: {f}")
-    for e in EXTRAS:
-        assert_same_distribution(np.bincount(a.extras[e]), np.bincount(b.extras[e]), what=f"{what}: {e}")
+    """Every field's distribution, and two joint ones (the damage both ways; the models each side lost)."""
+    for f in FIELDS + EXTRAS:
+        assert_same_distribution(np.bincount(_field(a, f)), np.bincount(_field(b, f)), what=f"{what}: {f}")
+    for x, y in (("damage_to_attacker", "damage_to_defender"), ("models_lost_attacker", "models_lost_defender")):
+        width = 1 + max(_field(a, y).max(), _field(b, y).max())
+        joint = [np.bincount(_field(o, x).astype(np.int64) * width + _field(o, y)) for o in (a, b)]
+        assert_same_distribution(*joint, what=f"{what}: {x} and {y}")
 
 
 @pytest.mark.parametrize("case", range(len(GRID)))
 def test_compiled_kernel_matches_the_vectorised_kernel(case):
-    a, d, states, options, rounds = GRID[case]
+    a, d, states, options, rounds, *cap = GRID[case]
+    max_rounds = cap[0] if cap else 50
     compiled, vectorised = _plans(a, d, states, options)
     assert compiled.tables is not None and _duel_compiled.available()
-    out_c = RULESET.simulate(compiled, N, np.random.default_rng(800 + case), rounds, 50)
-    out_v = RULESET.simulate(vectorised, N, np.random.default_rng(900 + case), rounds, 50)
-    _same(out_c, out_v, f"case {case} ({a.count} v {d.count}, {states}, {options}, rounds={rounds})")
+    out_c = RULESET.simulate(compiled, N, np.random.default_rng(800 + case), rounds, max_rounds)
+    out_v = RULESET.simulate(vectorised, N, np.random.default_rng(900 + case), rounds, max_rounds)
+    if cap:
+        assert 0.05 < out_v.capped.mean() < 0.95       # the case tells capped fights apart
+    _same(out_c, out_v, f"case {case} ({a.count} v {d.count}, {states}, {options}, rounds={rounds}, "
+                        f"max_rounds={max_rounds})")
 
 
 def test_the_comparison_can_fail():
     """One more wound on the defenders is told apart (the test above has the power to see a real change)."""
-    a, d, states, options, rounds = GRID[7]
+    a, d, states, options, rounds = GRID[TEN]
     compiled, _ = _plans(a, d, states, options)
     _, other = _plans(a, dataclasses.replace(d, wounds=d.wounds + 1), states, options)
     out_c = RULESET.simulate(compiled, N, np.random.default_rng(1), rounds, 50)
@@ -95,7 +116,7 @@ def test_which_kernel_plays_what(monkeypatch):
     calls = []
     monkeypatch.setattr(duel, "simulate_loop", lambda *a: calls.append("compiled"))
     monkeypatch.setattr(duel, "simulate_fast", lambda *a: calls.append("numpy"))
-    compiled, vectorised = _plans(*GRID[7][:4])
+    compiled, vectorised = _plans(*GRID[TEN][:4])
     RULESET.simulate(compiled, 10, np.random.default_rng(0), "end", 50)
     RULESET.simulate(vectorised, 10, np.random.default_rng(0), "end", 50)
     monkeypatch.setattr(duel, "available", lambda: False)
@@ -106,7 +127,7 @@ def test_which_kernel_plays_what(monkeypatch):
 
 
 def test_a_run_depends_only_on_the_stream_and_the_count():
-    compiled, _ = _plans(*GRID[9][:4])
+    compiled, _ = _plans(*GRID[TWENTY][:4])
     a = RULESET.simulate(compiled, 20_000, np.random.default_rng(3), "end", 50)
     b = RULESET.simulate(compiled, 20_000, np.random.default_rng(3), "end", 50)
     for f in FIELDS:
@@ -117,7 +138,7 @@ def test_a_run_depends_only_on_the_stream_and_the_count():
 def test_a_run_does_not_depend_on_the_buffer_sizes(monkeypatch, buffer, headroom):
     """The uniforms are read from the stream in order whatever the refills (the unused rest of one
     buffer starts the next)."""
-    compiled, _ = _plans(*GRID[10][:4])
+    compiled, _ = _plans(*GRID[LINES][:4])
     a = RULESET.simulate(compiled, 5_000, np.random.default_rng(4), "end", 50)
     monkeypatch.setattr(_duel_compiled, "BUFFER", buffer)
     monkeypatch.setattr(_duel_compiled, "HEADROOM", headroom)
