@@ -34,7 +34,10 @@ bounded whatever its size: the results (a few ``int64`` per trial) plus about
 (under 15 MB at 20 models of 20 wounds a side).
 
 Used for the default ``fewest_wounds`` assignment; ``spread`` in a ganged combat
-(hit by hit, deaths redirecting hits) runs in :mod:`._duel_kernel`.
+(hit by hit, deaths redirecting hits) runs in :mod:`._duel_kernel`. Where Numba
+imports, :mod:`._duel_compiled` plays these fights instead, by these rules and
+from the same tables (``Duel.with_engine(plan, "numpy")`` keeps this kernel; the
+tests hold the two to the same distribution).
 """
 
 from __future__ import annotations

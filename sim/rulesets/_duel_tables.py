@@ -1,4 +1,4 @@
-"""``duel`` exact outcome tables of one combat, for the group kernel (:mod:`._duel_fast`).
+"""``duel`` exact outcome tables of one combat, for the group kernels (:mod:`._duel_fast`, :mod:`._duel_compiled`).
 
 A model's whole state is its wounds left: the yards it can still back are
 ``max(0, space - wounds lost)`` (it backs one yard per wound lost to a combat's
