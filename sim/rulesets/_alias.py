@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["alias_tables", "alias_sample", "AliasRows", "AliasBits", "AliasPacked", "uniform32"]
+__all__ = ["alias_tables", "alias_sample", "AliasRows", "AliasBits", "AliasPacked", "uniform32", "play_buffered"]
 
 
 def alias_tables(P: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -160,6 +160,29 @@ def uniform32(rng: np.random.Generator, shape: int | tuple[int, ...]) -> NDArray
     else:
         u = rng.integers(0, 1 << 32, n, dtype=np.uint32)
     return u.reshape(shape)
+
+
+def play_buffered(play, rng: np.random.Generator, n: int, per_fight: int, *, buffer: int, headroom: float) -> None:
+    """Drive a compiled fight loop over ``n`` fights with uniforms from ``rng`` in buffers.
+
+    ``play(done, u)`` plays fights from ``done`` on while ``u`` holds at least ``per_fight``
+    (an upper bound on the uniforms a fight reads) past its position, and returns the fights
+    done and the uniforms it read. The unused rest of a buffer starts the next one, which holds
+    about what the fights left will read (``headroom`` times their mean so far), not their bound,
+    and at most ``max(buffer, 4 * per_fight)``: the stream is read in order, so the results do not
+    depend on ``buffer`` or ``headroom``, and memory is bounded whatever ``n``.
+    """
+    size = max(4 * per_fight, buffer)
+    done = used = 0
+    left = np.empty(0, np.uint32)
+    while done < n:
+        want = per_fight * (n - done) if done == 0 else int(headroom * used / done * (n - done)) + per_fight
+        want = max(per_fight, min(size, want))
+        fresh = max(0, want - left.size)          # even: uniform32 splits 64-bit draws, no half dropped
+        u = np.concatenate([left, uniform32(rng, fresh + (fresh & 1))])
+        done, pos = play(done, u)
+        used += pos
+        left = u[pos:]
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..outcomes import Outcomes
 from ..ruleset import END, Rounds
-from ._alias import AliasPacked, uniform32
+from ._alias import AliasPacked, play_buffered
 from ._duel_plan import DuelPlan, make_outcomes
 from ._duel_tables import DuelTables
 
@@ -82,7 +82,6 @@ def simulate_loop(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
         raise ValueError(f"duel: the compiled group kernel plays at most {MAX_MODELS} models in all")
     # a draw per pair and at most four for a ganged combat 0, each phase
     per_fight = limit * (min(s0.count, s1.count) + 4)
-    size = max(4 * per_fight, BUFFER)
     remaining, alive, misted = (np.empty((2, n), np.int64) for _ in range(3))
     n_rounds = np.empty(n, np.int64)
     roll = np.ascontiguousarray(tables.roll)
@@ -94,15 +93,7 @@ def simulate_loop(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
              np.array(plan.instant, np.int64), _need_of(plan),
              np.array([plan.instant[1], plan.instant[0]], np.bool_),  # misted only by the other side's hits
              remaining, alive, misted, n_rounds)
-    done = used = 0
-    left = np.empty(0, np.uint32)
-    while done < n:
-        want = per_fight * (n - done) if done == 0 else int(HEADROOM * used / done * (n - done)) + per_fight
-        want = max(per_fight, min(size, want))
-        fresh = max(0, want - left.size)          # even: uniform32 splits 64-bit draws, no half dropped
-        u = np.concatenate([left, uniform32(rng, fresh + (fresh & 1))])
-        done, pos = play(done, n, u, per_fight, *fixed)
-        used += pos
-        left = u[pos:]
+    play_buffered(lambda done, u: play(done, n, u, per_fight, *fixed), rng, n, per_fight, buffer=BUFFER,
+                  headroom=HEADROOM)
     return make_outcomes(plan, (remaining[0], remaining[1]), (alive[0], alive[1]), (misted[0], misted[1]),
                          n_rounds, rounds, limit)

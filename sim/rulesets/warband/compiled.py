@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 from ...limits import BytesCache
 from ...outcomes import Outcomes
 from ...ruleset import END, Rounds
-from .._alias import AliasBits, uniform32
+from .._alias import AliasBits, play_buffered
 from .fused import _same_blows
 from .stars import _LOOKUP, star_distribution
 from .strikes import pair_rows, strike_table
@@ -166,27 +166,18 @@ def simulate_loop(lt: LoopTables, n: int, rng: np.random.Generator, rounds: Roun
     limit = max_rounds if rounds == END else int(rounds)
     nw = lt.na + lt.nd
     per_fight = 2 * nw * limit                     # a key and a batch per warrior and round, at most
-    size = max(4 * per_fight, BUFFER)
     winner, cat_a, cat_d = (np.empty(n, np.int8) for _ in range(3))
     dmg_a, dmg_d, rounds_out, ooa_a, ooa_d = (np.empty(n, np.int64) for _ in range(5))
     capped = np.empty(n, np.bool_)
     ph = lt.phases
-    done = used = 0
-    left = np.empty(0, np.uint32)
-    while done < n:
-        # the uniforms a buffer did not use start the next one, which holds about what the fights
-        # left will read (their mean so far), not the bound: the stream is read in order, none drawn
-        # for nothing but the last buffer's bound
-        want = per_fight * (n - done) if done == 0 else int(HEADROOM * used / done * (n - done)) + per_fight
-        want = max(per_fight, min(size, want))
-        # an even count: uniform32 splits 64-bit draws, so no half is dropped and the sizes cannot matter
-        fresh = max(0, want - left.size)
-        u = np.concatenate([left, uniform32(rng, fresh + (fresh & 1))])
-        done, pos = play(done, n, u, per_fight, lt.na, lt.nd, lt.W, lt.I, lt.cls1, lt.clsl, lt.reflexes, lt.own_turn,
+
+    def step(done, u):
+        return play(done, n, u, per_fight, lt.na, lt.nd, lt.W, lt.I, lt.cls1, lt.clsl, lt.reflexes, lt.own_turn,
                     limit, rounds == END, ph.strike.bits, ph.strike.threshold, ph.strike.pick, ph.strike_offset,
                     ph.pair.bits, ph.pair.threshold, ph.pair.pick, ph.pair_offset,
-                    ph.star.bits, ph.star.threshold, ph.star.pick, ph.star_offset, _PATTERN, winner, dmg_a, dmg_d, cat_a, cat_d, rounds_out, capped, ooa_a, ooa_d)
-        used += pos
-        left = u[pos:]
+                    ph.star.bits, ph.star.threshold, ph.star.pick, ph.star_offset, _PATTERN, winner, dmg_a, dmg_d,
+                    cat_a, cat_d, rounds_out, capped, ooa_a, ooa_d)
+
+    play_buffered(step, rng, n, per_fight, buffer=BUFFER, headroom=HEADROOM)
     return Outcomes(winner, dmg_a, dmg_d, cat_a, cat_d, rounds_out, capped,
                     {"out_of_action_attacker": ooa_a, "out_of_action_defender": ooa_d})
