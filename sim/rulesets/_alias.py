@@ -24,12 +24,14 @@ from numpy.typing import NDArray
 __all__ = ["alias_tables", "alias_sample", "AliasRows", "AliasBits", "AliasPacked", "uniform32", "play_buffered"]
 
 
-def alias_tables(P: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+def alias_tables(P: NDArray[np.float64], *, compiled: bool = False) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """Walker/Vose alias tables of every row of ``P`` at once (rows renormalised).
 
     Vose's pairing of one "small" column (q < 1) with one "large" column per row
     and iteration, vectorised across rows: each iteration settles one small
     column in every row that still has one, so at most K iterations.
+    ``compiled``: the same pairing row by row in Numba (:mod:`._alias_compiled`:
+    the same tables to the bit, much faster for large tables; needs Numba).
 
     Returns
     -------
@@ -39,6 +41,11 @@ def alias_tables(P: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[n
     """
     S, K = P.shape
     q = P * (K / P.sum(axis=1, keepdims=True))
+    if compiled:
+        from ._alias_compiled import vose
+
+        prob, alias = vose(q)
+        return prob.ravel(), alias.ravel()
     prob = np.ones((S, K))
     alias = np.tile(np.arange(K), (S, 1))
     rows = np.arange(S)
@@ -212,11 +219,12 @@ class AliasBits:
 
     @classmethod
     def build(cls, P: NDArray[np.float64], values: NDArray[np.integer] | None = None,
-              dtype: type = np.int64) -> "AliasBits":
+              dtype: type = np.int64, *, compiled: bool = False) -> "AliasBits":
         """From a dense matrix ``P[row, outcome]`` (rows sum to 1).
 
         ``values``: the value of each outcome column, shape ``(outcomes,)``, or of each
-        cell, shape ``(rows, outcomes)`` (a value may depend on the row).
+        cell, shape ``(rows, outcomes)`` (a value may depend on the row). ``compiled``: Vose's
+        pairing in Numba (:func:`alias_tables`; the same table, for callers that load Numba anyway).
         """
         P = np.asarray(P, np.float64)
         S, n_out = P.shape
@@ -229,7 +237,7 @@ class AliasBits:
             P = np.concatenate([P, np.zeros((S, K - n_out))], axis=1)
             values = np.concatenate([values, np.repeat(values[:, :1], K - n_out, axis=1)], axis=1)
         order = np.argsort(~(P > 0), axis=1, kind="stable")[:, :K]  # each row's outcomes first
-        prob, alias = alias_tables(np.take_along_axis(P, order, axis=1))
+        prob, alias = alias_tables(np.take_along_axis(P, order, axis=1), compiled=compiled)
         alias = alias.reshape(S, K)
         shift = 32 - bits
         keep = np.rint(prob.reshape(S, K) * (1 << shift)).astype(np.int64)

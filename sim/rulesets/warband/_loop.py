@@ -109,7 +109,7 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
     # 8 ph + bits: 1 stood up in this Recovery, 2 charged this turn, 4 was charged this turn
     flags = np.full(nw, -1, np.int64)
     taken = np.full(nw, -1, np.int64)           # an enemy scored hits on it (parry spent)
-    played = np.full(nw, -1, np.int64)          # played in a pair or a star
+    played = np.full(nw, -1, np.int64)          # played in a star
     put_down = np.full(nw, -1, np.int64)        # 64 ph + the striker that put it down
     lists = np.empty((6, nw), np.int64)         # the other strikers by bucket
     free_list = np.empty(nw + 1, np.int64)      # the active side's free standing warriors
@@ -200,6 +200,13 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                     # (a charger may have stood up in this Recovery)
                     flags[g] = 8 * ph + ((flags[g] & 7 if flags[g] >> 3 == ph else 0) | 2)
                     flags[best] = 8 * ph + ((flags[best] & 7 if flags[best] >> 3 == ph else 0) | 4)
+            # a pair's order when neither warrior stood up, charged or was charged in this phase (the
+            # common case: no strike-order keys to compute), its table's first row, its row stride
+            ka0 = 64 * base_a - Ia
+            kd0 = 64 * base_d - Id
+            mode0 = 0 if ka0 < kd0 else 1 if ka0 > kd0 else 2
+            p_row0 = p_offset[kind]
+            n_d3 = (Wd0 + 3) * 3
             # one scan: isolated pairs (found from their attacker) and two-leaf stars (from their
             # centre) play their whole phase in one draw each; the other strikers (standing,
             # touching an enemy) go into buckets 2 class + the side's Initiative rank
@@ -248,18 +255,21 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                         rest = re
                     else:
                         if g >= na:
-                            continue                       # a pair: its attacker plays it
-                        played[g] = ph
-                        played[e] = ph
+                            continue                       # a pair: its attacker plays it (so no
                         ca, cd = code[g], code[e]
-                        if ca > Wa0 and cd > Wd0:
+                        # ``played`` marks: its defender comes back here and leaves by the line above)
+                        if (ca > Wa0) & (cd > Wd0):         # (one branch, rarely taken: two would mispredict)
                             continue                       # neither is standing: nothing happens
-                        ka = _key(flags[g], ph, base_a, refl_a, Ia)
-                        kd = _key(flags[e], ph, base_d, refl_d, Id)
-                        mode = 0 if ka < kd else 1 if ka > kd else 2
+                        fa, fd = flags[g], flags[e]
+                        if (fa >> 3 == ph) | (fd >> 3 == ph):
+                            ka = _key(fa, ph, base_a, refl_a, Ia)
+                            kd = _key(fd, ph, base_d, refl_d, Id)
+                            mode = 0 if ka < kd else 1 if ka > kd else 2
+                        else:
+                            mode = mode0
                         v = np.int64(u[pos])
                         pos += 1
-                        slot = (((p_offset[kind] + (ca * (Wd0 + 3) + cd) * 3 + mode) << p_bits) | (v >> p_shift)) & _MASK
+                        slot = (((p_row0 + ca * n_d3 + cd * 3 + mode) << p_bits) | (v >> p_shift)) & _MASK
                         o = p_pick[2 * slot + (v >= p_threshold[slot])]
                         ca, cd = o >> 4, o & 15
                         code[g], code[e] = ca, cd
@@ -288,7 +298,7 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                 played[e2] = ph
                 Wc, Wl = W[k], W[1 - k]
                 cc, c1, c2 = code[cen], code[e1], code[e2]
-                if cc > Wc and c1 > Wl and c2 > Wl:
+                if (cc > Wc) & (c1 > Wl) & (c2 > Wl):
                     continue                           # nobody is standing: nothing happens
                 if k == 0:
                     kc = _key(flags[cen], ph, base_a, refl_a, Ia)
@@ -307,17 +317,15 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                 o = t_pick[2 * slot + (v >= t_threshold[slot])]
                 cc, c1, c2 = o >> 8, (o >> 4) & 15, o & 15
                 code[cen], code[e1], code[e2] = cc, c1, c2
-                died |= cc == Wc + 3 or c1 == Wl + 3 or c2 == Wl + 3
-                if cc == Wc + 3:                       # the centre is out: both leaves are free
-                    contacts[cen] = 0
-                    contacts[e1] = 0
-                    contacts[e2] = 0
-                if c1 == Wl + 3:
-                    contacts[cen] &= ~(1 << (e1 - base))
-                    contacts[e1] = 0
-                if c2 == Wl + 3:
-                    contacts[cen] &= ~(1 << (e2 - base))
-                    contacts[e2] = 0
+                # who is out loses every contact, and the centre its contact with an out leaf; as
+                # masks (all ones: still in), without a branch on the draw
+                mc = -np.int64(cc != Wc + 3)
+                m1 = -np.int64(c1 != Wl + 3)
+                m2 = -np.int64(c2 != Wl + 3)
+                contacts[cen] &= mc & ~((~m1 & 1) << (e1 - base)) & ~((~m2 & 1) << (e2 - base))
+                contacts[e1] &= mc & m1
+                contacts[e2] &= mc & m2
+                died |= (mc & m1 & m2) == 0
             if complex_seen:
                 # the other strikers: each bucket shuffled (Fisher-Yates, j uniform in 0..x), in order
                 for b in range(6):
