@@ -14,7 +14,9 @@ only on the stream and ``n``.
 
 Warriors are numbered attackers ``0 .. na - 1`` then defenders ``na ..``; a
 warrior's ``contacts`` is a bitmask of the enemies it touches, by their index
-in their side, cleared of warriors out of action. State codes are those of
+in their side, cleared of warriors out of action, and each side's warriors not
+out of action are a bitmask too (``alive_a``, ``alive_d``), cleared where a
+warrior goes out of action, so no list is compacted. State codes are those of
 :mod:`.strikes` (``0 .. W`` standing with that many wounds left, ``W + 1``
 knocked down, ``W + 2`` stunned, ``W + 3`` out of action).
 
@@ -103,13 +105,10 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
     nw = na + nd
     code = np.empty(nw, np.int64)
     contacts = np.zeros(nw, np.int64)
-    # the warriors not out of action: attackers at live[:n_a], defenders at live[na:na + n_d]
-    live = np.empty(nw, np.int64)
     # per-phase marks as phase stamps (``x[g] == ph``: set in this phase), so nothing is reset
     # 8 ph + bits: 1 stood up in this Recovery, 2 charged this turn, 4 was charged this turn
     flags = np.full(nw, -1, np.int64)
     taken = np.full(nw, -1, np.int64)           # an enemy scored hits on it (parry spent)
-    played = np.full(nw, -1, np.int64)          # played in a star
     put_down = np.full(nw, -1, np.int64)        # 64 ph + the striker that put it down
     lists = np.empty((6, nw), np.int64)         # the other strikers by bucket
     free_list = np.empty(nw + 1, np.int64)      # the active side's free standing warriors
@@ -130,6 +129,7 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
             start_contacts[i] |= 1 << j
             start_contacts[na + j] |= 1 << i
     Wa0, Wd0 = W[0], W[1]
+    all_a, all_d = (np.int64(1) << na) - 1, (np.int64(1) << nd) - 1
     Ia, Id = I[0], I[1]
     refl_a, refl_d = reflexes[0], reflexes[1]
     # each side's Initiative rank: 0 strikes before 1 within a class (equal Initiative: one bucket)
@@ -144,10 +144,11 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
         for g in range(nw):
             code[g] = side_w[g]
             contacts[g] = start_contacts[g]
-            live[g] = g
-        n_a, n_d = na, nd
+        # the warriors not out of action, as bitmasks by index in their side (a death clears its
+        # bit where it happens: no lists to compact)
+        alive_a, alive_d = all_a, all_d
         r = 0
-        while r < limit and n_a > 0 and n_d > 0:
+        while r < limit and alive_a != 0 and alive_d != 0:
             r += 1
             ph += 1
             act = 0 if r % 2 == 1 else 1
@@ -158,41 +159,45 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
             if not own_turn:
                 # every_round: before Recovery, every warrior not out of action with no enemy in
                 # contact joins the one with the fewest opponents (attackers first), no bonus
+                live_a, live_d = alive_a, alive_d         # (the enemies at the start of the round)
                 for g in range(nw):
                     if contacts[g] == 0 and code[g] < side_w[g] + 3:
                         if g < na:
-                            _join_into(g, na, code, contacts, side_w, live[na:], n_d)
+                            _join_into(g, na, code, contacts, side_w, live_d)
                         else:
-                            _join_into(g, na, code, contacts, side_w, live, n_a)
+                            _join_into(g, na, code, contacts, side_w, live_a)
             # Recovery of the active side: stunned -> knocked down, knocked down -> standing (none
             # in round 1: everyone starts standing and engaged)
             Wa = W[act]
-            l0, l1 = (0, n_a) if act == 0 else (na, na + n_d)
+            off = 0 if act == 0 else na
             n_free = 0
-            for x in range(l0, l0 if first else l1):
-                g = live[x] & 63
+            m = 0 if first else alive_a if act == 0 else alive_d
+            while m:
+                g = (off + _low(m)) & 63
+                m &= m - 1
                 c = code[g]
                 down = c == Wa + 1
                 c = 0 if down else c - (c == Wa + 2)
                 code[g] = c
                 flags[g] = 8 * ph + 1 if down else flags[g]
-                free_list[n_free] = g                  # (the live list is in index order)
+                free_list[n_free] = g                  # (in index order)
                 n_free += (contacts[g] == 0) & (c <= Wa)
             if own_turn and not first:
                 # the free standing warriors charge, in index order, each into the enemy not out
                 # of action with the fewest opponents in contact (lowest index on ties), counting
                 # those placed before it; it counts as charging, the enemy as charged
-                f0, f1 = (na, na + n_d) if act == 0 else (0, n_a)
                 foe = na if act == 0 else 0
-                Wo = W[1 - act]
+                enemies = alive_d if act == 0 else alive_a
                 for y in range(n_free):
                     g = free_list[y] & 63
                     best, best_n = -1, 1 << 30
-                    for x in range(f0, f1):
-                        e = live[x] & 63
-                        m = _popcount(contacts[e]) if code[e] != Wo + 3 else 1 << 30
-                        best = e if m < best_n else best
-                        best_n = min(m, best_n)
+                    m = enemies
+                    while m:
+                        e = (foe + _low(m)) & 63
+                        m &= m - 1
+                        ne = _popcount(contacts[e])
+                        best = e if ne < best_n else best
+                        best_n = min(ne, best_n)
                     if best < 0:
                         continue
                     contacts[g] |= 1 << (best - foe)
@@ -210,21 +215,25 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
             # one scan: isolated pairs (found from their attacker) and two-leaf stars (from their
             # centre) play their whole phase in one draw each; the other strikers (standing,
             # touching an enemy) go into buckets 2 class + the side's Initiative rank
-            died = False
             complex_seen = False
             several = 0                                 # buckets holding a striker with several enemies
+            played = np.int64(0)                        # warriors played in a star this phase
             # a defender needs scanning only if an attacker was seen in a component that is not
-            # a pair or a two-leaf star (its defenders strike as strikers of their own)
-            n_scan = n_a + n_d
-            x = 0
-            while x < n_scan:
-                if x == n_a:
-                    if not complex_seen:
+            # a pair or a two-leaf star (its defenders strike as strikers of their own); warriors
+            # put out of action during the scan have no contacts left, so they are passed over
+            scan_side = 0
+            m = alive_a
+            while True:
+                if m == 0:
+                    if scan_side == 1 or not complex_seen:
                         break
-                g = (live[x] if x < n_a else live[na + x - n_a]) & 63
-                x += 1
+                    scan_side = 1
+                    m = alive_d
+                    continue
+                g = ((0 if scan_side == 0 else na) + _low(m)) & 63
+                m &= m - 1
                 c = contacts[g]
-                if (c == 0) | (played[g] == ph):         # (one branch: two would mispredict apart)
+                if (c == 0) | ((played >> g) & 1 != 0):   # (one branch: two would mispredict apart)
                     continue
                 rest = c & (c - 1)
                 k = 0 if g < na else 1
@@ -274,11 +283,13 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                         ca, cd = o >> 4, o & 15
                         code[g], code[e] = ca, cd
                         # a death frees both (without a branch: it would mispredict on the draw)
-                        gone = (ca == Wa0 + 3) | (cd == Wd0 + 3)
-                        keep = np.int64(gone) - 1
+                        out_a = np.int64(ca == Wa0 + 3)
+                        out_d = np.int64(cd == Wd0 + 3)
+                        keep = (out_a | out_d) - 1
                         contacts[g] &= keep
                         contacts[e] &= keep
-                        died |= gone
+                        alive_a &= ~(out_a << g)
+                        alive_d &= ~(out_d << (e - na))
                         continue
                 else:
                     e1, e2 = (base + _low(c)) & 63, (base + _low(rest)) & 63
@@ -293,9 +304,7 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                     cen = g
                 # a two-leaf star: centre ``cen`` of side ``k``, its leaves in index order
                 e1, e2 = (base + _low(c)) & 63, (base + _low(rest)) & 63
-                played[cen] = ph
-                played[e1] = ph
-                played[e2] = ph
+                played |= (np.int64(1) << cen) | (np.int64(1) << e1) | (np.int64(1) << e2)
                 Wc, Wl = W[k], W[1 - k]
                 cc, c1, c2 = code[cen], code[e1], code[e2]
                 if (cc > Wc) & (c1 > Wl) & (c2 > Wl):
@@ -325,7 +334,13 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                 contacts[cen] &= mc & ~((~m1 & 1) << (e1 - base)) & ~((~m2 & 1) << (e2 - base))
                 contacts[e1] &= mc & m1
                 contacts[e2] &= mc & m2
-                died |= (mc & m1 & m2) == 0
+                # the out of action leave their side's mask (mc, m1, m2: 0 out, -1 in)
+                if k == 0:
+                    alive_a &= ~((mc + 1) << cen)
+                    alive_d &= ~(((m1 + 1) << (e1 - na)) | ((m2 + 1) << (e2 - na)))
+                else:
+                    alive_d &= ~((mc + 1) << (cen - na))
+                    alive_a &= ~(((m1 + 1) << e1) | ((m2 + 1) << e2))
             if complex_seen:
                 # the other strikers: each bucket shuffled (Fisher-Yates, j uniform in 0..x), in order
                 for b in range(6):
@@ -386,8 +401,11 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                                 put_down[t] = 64 * ph + s
                         code[t] = nc
                         if nc == Wt + 3:                     # out of action: its enemies lose the contact
-                            died = True
                             bit, mine = (t - na, 0) if k == 0 else (t, na)
+                            if k == 0:
+                                alive_d &= ~(np.int64(1) << bit)
+                            else:
+                                alive_a &= ~(np.int64(1) << bit)
                             c = contacts[t]
                             while c:
                                 contacts[mine + _low(c)] &= ~(1 << bit)
@@ -395,25 +413,10 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                             contacts[t] = 0
                 for b in range(6):
                     count[b] = 0
-            if not died:
-                continue
-            # drop the warriors out of action from the live lists (order within a list is free)
-            m = 0
-            for x in range(n_a):
-                g = live[x] & 63
-                live[m] = g
-                m += code[g] != Wa0 + 3
-            n_a = m
-            m = na
-            for x in range(na, na + n_d):
-                g = live[x] & 63
-                live[m] = g
-                m += code[g] != Wd0 + 3
-            n_d = m - na
         # the fight's outcome
-        done = n_a == 0 or n_d == 0
-        oa = na - n_a
-        od = nd - n_d
+        done = alive_a == 0 or alive_d == 0
+        oa = na - _popcount(alive_a)
+        od = nd - _popcount(alive_d)
         da, dd = 0, 0
         up_a, up_d = False, False
         for g in range(na):
@@ -449,20 +452,22 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
 
 
 @nb.njit(cache=True)
-def _join_into(g, na, code, contacts, side_w, live, n_live):
+def _join_into(g, na, code, contacts, side_w, live):
     """Warrior ``g`` moves into contact with the enemy not out of action that has the fewest opponents
-    in contact (lowest index on ties; ``live[:n_live]``: its side's enemies not out of action, at
-    the start of the round, in index order); returns that enemy, or -1 if there is none. (Rare: a
-    call with arrays is fine here.)"""
+    in contact (lowest index on ties; ``live``: the bitmask of its enemies not out of action at the
+    start of the round, by index in their side); returns that enemy, or -1 if there is none. (Rare:
+    a call with arrays is fine here.)"""
     e_lo = na if g < na else 0
     out = side_w[e_lo] + 3
     best, best_n = -1, 1 << 30
-    for x in range(n_live):
-        e = live[x]
+    m = live
+    while m:
+        e = e_lo + _low(m)
+        m &= m - 1
         if code[e] != out:
-            m = _popcount(contacts[e])
-            if m < best_n:
-                best, best_n = e, m
+            ne = _popcount(contacts[e])
+            if ne < best_n:
+                best, best_n = e, ne
     if best >= 0:
         contacts[g] |= 1 << (best - e_lo)
         contacts[best] |= 1 << (g if g < na else g - na)
