@@ -180,16 +180,21 @@ def play_buffered(play, rng: np.random.Generator, n: int, per_fight: int, *, buf
     depend on ``buffer`` or ``headroom``, and memory is bounded whatever ``n``.
     """
     size = max(4 * per_fight, buffer)
-    done = used = 0
-    left = np.empty(0, np.uint32)
+    # one buffer for the whole run, the unused rest moved to its front (a new array each refill
+    # cost more in fresh pages than the copy)
+    buf = np.empty(size + per_fight + 2, np.uint32)
+    done = used = left = 0
     while done < n:
         want = per_fight * (n - done) if done == 0 else int(headroom * used / done * (n - done)) + per_fight
         want = max(per_fight, min(size, want))
-        fresh = max(0, want - left.size)          # even: uniform32 splits 64-bit draws, no half dropped
-        u = np.concatenate([left, uniform32(rng, fresh + (fresh & 1))])
-        done, pos = play(done, u)
+        fresh = max(0, want - left)
+        fresh += fresh & 1                        # even: uniform32 splits 64-bit draws, no half dropped
+        buf[left:left + fresh] = uniform32(rng, fresh)
+        done, pos = play(done, buf[:left + fresh])
         used += pos
-        left = u[pos:]
+        rest = left + fresh - pos
+        buf[:rest] = buf[pos:pos + rest].copy()
+        left = rest
 
 
 @dataclass(frozen=True)
