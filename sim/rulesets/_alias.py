@@ -174,10 +174,11 @@ def play_buffered(play, rng: np.random.Generator, n: int, per_fight: int, *, buf
 
     ``play(done, u)`` plays fights from ``done`` on while ``u`` holds at least ``per_fight``
     (an upper bound on the uniforms a fight reads) past its position, and returns the fights
-    done and the uniforms it read. The unused rest of a buffer starts the next one, which holds
+    done and the uniforms it read. The unused rest of a refill starts the next one, which holds
     about what the fights left will read (``headroom`` times their mean so far), not their bound,
     and at most ``max(buffer, 4 * per_fight)``: the stream is read in order, so the results do not
-    depend on ``buffer`` or ``headroom``, and memory is bounded whatever ``n``.
+    depend on ``buffer`` or ``headroom``, and memory is bounded whatever ``n`` (one array of
+    ``max(buffer, 4 * per_fight) + per_fight + 2`` uniforms for the whole run).
     """
     size = max(4 * per_fight, buffer)
     # one buffer for the whole run, the unused rest moved to its front (a new array each refill
