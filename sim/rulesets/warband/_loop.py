@@ -14,9 +14,9 @@ only on the stream and ``n``.
 
 Warriors are numbered attackers ``0 .. na - 1`` then defenders ``na ..``; a
 warrior's ``contacts`` is a bitmask of the enemies it touches, by their index
-in their side, cleared of warriors out of action, and each side's warriors not
-out of action are a bitmask too (``alive_a``, ``alive_d``), cleared where a
-warrior goes out of action, so no list is compacted. State codes are those of
+in their side, cleared of warriors out of action, and the warriors not out of
+action are a bitmask by warrior number (``alive``), cleared where a warrior
+goes out of action, so no list is compacted. State codes are those of
 :mod:`.strikes` (``0 .. W`` standing with that many wounds left, ``W + 1``
 knocked down, ``W + 2`` stunned, ``W + 3`` out of action).
 
@@ -129,7 +129,8 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
             start_contacts[i] |= 1 << j
             start_contacts[na + j] |= 1 << i
     Wa0, Wd0 = W[0], W[1]
-    all_a, all_d = (np.int64(1) << na) - 1, (np.int64(1) << nd) - 1
+    all_a = (np.int64(1) << na) - 1                # the attackers' bits of a mask by warrior number
+    all_d = ((np.int64(1) << nw) - 1) & ~all_a
     Ia, Id = I[0], I[1]
     refl_a, refl_d = reflexes[0], reflexes[1]
     # each side's Initiative rank: 0 strikes before 1 within a class (equal Initiative: one bucket)
@@ -144,11 +145,11 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
         for g in range(nw):
             code[g] = side_w[g]
             contacts[g] = start_contacts[g]
-        # the warriors not out of action, as bitmasks by index in their side (a death clears its
-        # bit where it happens: no lists to compact)
-        alive_a, alive_d = all_a, all_d
+        # the warriors not out of action, by warrior number (a death clears its bit where it
+        # happens: no lists to compact)
+        alive = all_a | all_d
         r = 0
-        while r < limit and alive_a != 0 and alive_d != 0:
+        while r < limit and alive & all_a != 0 and alive & all_d != 0:
             r += 1
             ph += 1
             act = 0 if r % 2 == 1 else 1
@@ -159,21 +160,17 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
             if not own_turn:
                 # every_round: before Recovery, every warrior not out of action with no enemy in
                 # contact joins the one with the fewest opponents (attackers first), no bonus
-                live_a, live_d = alive_a, alive_d         # (the enemies at the start of the round)
+                live = alive                              # (the enemies at the start of the round)
                 for g in range(nw):
                     if contacts[g] == 0 and code[g] < side_w[g] + 3:
-                        if g < na:
-                            _join_into(g, na, code, contacts, side_w, live_d)
-                        else:
-                            _join_into(g, na, code, contacts, side_w, live_a)
+                        _join_into(g, na, code, contacts, side_w, live & (all_d if g < na else all_a))
             # Recovery of the active side: stunned -> knocked down, knocked down -> standing (none
             # in round 1: everyone starts standing and engaged)
             Wa = W[act]
-            off = 0 if act == 0 else na
             n_free = 0
-            m = 0 if first else alive_a if act == 0 else alive_d
+            m = 0 if first else alive & (all_a if act == 0 else all_d)
             while m:
-                g = (off + _low(m)) & 63
+                g = _low(m) & 63
                 m &= m - 1
                 c = code[g]
                 down = c == Wa + 1
@@ -187,13 +184,13 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                 # of action with the fewest opponents in contact (lowest index on ties), counting
                 # those placed before it; it counts as charging, the enemy as charged
                 foe = na if act == 0 else 0
-                enemies = alive_d if act == 0 else alive_a
+                enemies = alive & (all_d if act == 0 else all_a)
                 for y in range(n_free):
                     g = free_list[y] & 63
                     best, best_n = -1, 1 << 30
                     m = enemies
                     while m:
-                        e = (foe + _low(m)) & 63
+                        e = _low(m) & 63
                         m &= m - 1
                         ne = _popcount(contacts[e])
                         best = e if ne < best_n else best
@@ -221,16 +218,16 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
             # a defender needs scanning only if an attacker was seen in a component that is not
             # a pair or a two-leaf star (its defenders strike as strikers of their own); warriors
             # put out of action during the scan have no contacts left, so they are passed over
-            scan_side = 0
-            m = alive_a
+            scan_defenders = False
+            m = alive & all_a
             while True:
                 if m == 0:
-                    if scan_side == 1 or not complex_seen:
+                    if scan_defenders or not complex_seen:
                         break
-                    scan_side = 1
-                    m = alive_d
+                    scan_defenders = True
+                    m = alive & all_d
                     continue
-                g = ((0 if scan_side == 0 else na) + _low(m)) & 63
+                g = _low(m) & 63
                 m &= m - 1
                 c = contacts[g]
                 if (c == 0) | ((played >> g) & 1 != 0):   # (one branch: two would mispredict apart)
@@ -288,8 +285,7 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                         keep = (out_a | out_d) - 1
                         contacts[g] &= keep
                         contacts[e] &= keep
-                        alive_a &= ~(out_a << g)
-                        alive_d &= ~(out_d << (e - na))
+                        alive &= ~((out_a << g) | (out_d << e))
                         continue
                 else:
                     e1, e2 = (base + _low(c)) & 63, (base + _low(rest)) & 63
@@ -334,13 +330,8 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                 contacts[cen] &= mc & ~((~m1 & 1) << (e1 - base)) & ~((~m2 & 1) << (e2 - base))
                 contacts[e1] &= mc & m1
                 contacts[e2] &= mc & m2
-                # the out of action leave their side's mask (mc, m1, m2: 0 out, -1 in)
-                if k == 0:
-                    alive_a &= ~((mc + 1) << cen)
-                    alive_d &= ~(((m1 + 1) << (e1 - na)) | ((m2 + 1) << (e2 - na)))
-                else:
-                    alive_d &= ~((mc + 1) << (cen - na))
-                    alive_a &= ~(((m1 + 1) << e1) | ((m2 + 1) << e2))
+                # the out of action leave the mask (mc, m1, m2: 0 out, -1 in)
+                alive &= ~(((mc + 1) << cen) | ((m1 + 1) << e1) | ((m2 + 1) << e2))
             if complex_seen:
                 # the other strikers: each bucket shuffled (Fisher-Yates, j uniform in 0..x), in order
                 for b in range(6):
@@ -401,11 +392,8 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                                 put_down[t] = 64 * ph + s
                         code[t] = nc
                         if nc == Wt + 3:                     # out of action: its enemies lose the contact
+                            alive &= ~(np.int64(1) << t)
                             bit, mine = (t - na, 0) if k == 0 else (t, na)
-                            if k == 0:
-                                alive_d &= ~(np.int64(1) << bit)
-                            else:
-                                alive_a &= ~(np.int64(1) << bit)
                             c = contacts[t]
                             while c:
                                 contacts[mine + _low(c)] &= ~(1 << bit)
@@ -414,9 +402,9 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
                 for b in range(6):
                     count[b] = 0
         # the fight's outcome
-        done = alive_a == 0 or alive_d == 0
-        oa = na - _popcount(alive_a)
-        od = nd - _popcount(alive_d)
+        done = alive & all_a == 0 or alive & all_d == 0
+        oa = na - _popcount(alive & all_a)
+        od = nd - _popcount(alive & all_d)
         da, dd = 0, 0
         up_a, up_d = False, False
         for g in range(na):
@@ -455,14 +443,14 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
 def _join_into(g, na, code, contacts, side_w, live):
     """Warrior ``g`` moves into contact with the enemy not out of action that has the fewest opponents
     in contact (lowest index on ties; ``live``: the bitmask of its enemies not out of action at the
-    start of the round, by index in their side); returns that enemy, or -1 if there is none. (Rare:
-    a call with arrays is fine here.)"""
+    start of the round, by warrior number); returns that enemy, or -1 if there is none. (Rare: a
+    call with arrays is fine here.)"""
     e_lo = na if g < na else 0
     out = side_w[e_lo] + 3
     best, best_n = -1, 1 << 30
     m = live
     while m:
-        e = e_lo + _low(m)
+        e = _low(m)
         m &= m - 1
         if code[e] != out:
             ne = _popcount(contacts[e])
