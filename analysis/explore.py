@@ -26,7 +26,7 @@ from sim.ruleset import END, Ruleset
 from sim.rulesets import get_ruleset
 from sim.schema import Field
 
-from .estimates import tally_row
+from .stats.estimates import tally_row
 
 __all__ = ["DEFAULT_TRIALS", "ROUND_CHOICES", "stat_fields", "unit_stats", "fight_table", "Explorer", "explorer"]
 
@@ -389,7 +389,7 @@ class Explorer:
     def _figure(self) -> Any:
         from matplotlib.figure import Figure
 
-        from . import plots
+        from .report import plots
 
         fig = Figure(figsize=(10, 3.2))
         ax1, ax2 = fig.subplots(1, 2)
@@ -428,7 +428,7 @@ def explorer(ruleset: str = "mecha", attacker: str | None = None, defender: str 
 
     Examples
     --------
-    >>> from analysis.explore import explorer            # doctest: +SKIP
+    >>> from analysis import explorer            # doctest: +SKIP
     >>> ex = explorer("mecha", "AFS", "Nutrocker")       # doctest: +SKIP
     >>> ex.widget                                        # doctest: +SKIP
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MeleelabError", "InputError", "MatchupError", "TooLargeError", "Where"]
+__all__ = ["MeleelabError", "InputError", "MatchupError", "TooLargeError", "OutputError", "Where"]
 
 
 class MeleelabError(ValueError):
@@ -18,6 +18,10 @@ class InputError(MeleelabError):
 
 class MatchupError(MeleelabError):
     """Two valid units that cannot fight each other as asked (e.g. a flier in ``mecha``)."""
+
+
+class OutputError(MeleelabError):
+    """An output file, folder or results store that cannot be written or read (one line for a person)."""
 
 
 @dataclass(frozen=True)

@@ -34,13 +34,13 @@ def test_wheel_ships_the_templates_and_an_installed_copy_renders_them(tmp_path):
     assert built.returncode == 0, built.stderr[-2000:]
     wheel = next((tmp_path / "dist").glob("meleelab-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {f"analysis/templates/{t}" for t in TEMPLATES} <= names, sorted(n for n in names if "templates" in n)
+    assert {f"analysis/report/templates/{t}" for t in TEMPLATES} <= names, sorted(n for n in names if "templates" in n)
     target = tmp_path / "installed"
     installed = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
                                 str(wheel)], capture_output=True, text=True)
     assert installed.returncode == 0, installed.stderr[-2000:]
     script = (
-        "import analysis, analysis.report_html as h\n"
+        "import analysis, analysis.report.html as h\n"
         "print(analysis.__file__)\n"
         "for name in ('report.html', 'index.html', 'base.html', '_macros.html'):\n"
         "    h.environment().get_template(name)\n"

@@ -1,8 +1,8 @@
 """Property: the public Python API returns a result or raises the library's own error class, nothing else.
 
 Every argument of ``sim``'s public functions (and of the analysis entry points
-:func:`analysis.matrix.matchup_matrix`, :func:`analysis.sweep.sweep`,
-:func:`analysis.compare.compare`) is drawn from valid values mixed with values of
+:func:`analysis.runs.matrix.matchup_matrix`, :func:`analysis.runs.sweep.sweep`,
+:func:`analysis.runs.compare.compare`) is drawn from valid values mixed with values of
 the wrong type or out of range. A call either succeeds or raises
 :class:`sim.MeleelabError` with a one-line message; a bare ``TypeError``,
 ``AttributeError``, ``KeyError`` or a NumPy error is a bug.
@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sim
-from analysis.compare import compare
-from analysis.matrix import matchup_matrix
-from analysis.sweep import sweep
+from analysis.runs.compare import compare
+from analysis.runs.matrix import matchup_matrix
+from analysis.runs.sweep import sweep
 
 from .strategies import RULESET_IDS, one_in, roster_files
 

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 import sim
 from analysis.cli import main
-from analysis.safe_csv import FORMULA_START
+from analysis.report.safe_csv import FORMULA_START
 
 from .strategies import RULESET_IDS, matrix_files, one_in, roster_files
 

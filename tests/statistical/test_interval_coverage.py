@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.compare import _overall, paired_difference
-from analysis.sweep import marginal_value
+from analysis.runs.compare import _overall, paired_difference
+from analysis.runs.sweep import marginal_value
 
 #: Per fight: (base wins, variant wins) = (1, 1), (0, 1), (1, 0), (0, 0). Common random numbers make the two
 #: outcomes agree in most fights; the variant wins 6 pp more often.

@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 import sim
-from analysis.compare import COMPARE_COLUMNS, batch_trials_for, compare, paired_difference
-from analysis.matrix import cell_stream
+from analysis.runs.compare import COMPARE_COLUMNS, batch_trials_for, compare, paired_difference
+from analysis.runs.matrix import cell_stream
 from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS
 

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 import sim
-from analysis.estimates import Estimate, proportion, result_frame, tally_row, wilson, wilson_half_width
-from analysis.matrix import LONG_COLUMNS, cell_stream, matchup_matrix
+from analysis.report.writers import write_matrix
+from analysis.runs.matrix import LONG_COLUMNS, cell_stream, matchup_matrix
+from analysis.stats.estimates import Estimate, proportion, result_frame, tally_row, wilson, wilson_half_width
 from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS
 from tests.helpers import assert_proportion
@@ -196,8 +197,8 @@ def test_write_is_deterministic_and_complete(tmp_path):
     kw = dict(units=["AFS", "Nutrocker", "Fliege"], half_width=0.004, seed=123)
     a = matchup_matrix("mecha", **kw)
     b = matchup_matrix("mecha", **kw)
-    a.write(tmp_path / "a")
-    b.write(tmp_path / "b", png=False)
+    write_matrix(a, tmp_path / "a")
+    write_matrix(b, tmp_path / "b", png=False)
     for name in ("matrix_long.csv", "matrix.csv", "matrix.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     assert (tmp_path / "a" / "matrix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -209,7 +210,7 @@ def test_write_is_deterministic_and_complete(tmp_path):
     assert list(wide.index) == ["AFS", "Nutrocker"] and list(wide.columns) == ["AFS", "Nutrocker"]
     assert abs(wide.loc["AFS", "Nutrocker"] - a.wide().loc["AFS", "Nutrocker"]) < 1e-6
     c = matchup_matrix("mecha", **{**kw, "seed": 124})
-    c.write(tmp_path / "c", png=False)
+    write_matrix(c, tmp_path / "c", png=False)
     assert (tmp_path / "c" / "matrix_long.csv").read_bytes() != (tmp_path / "a" / "matrix_long.csv").read_bytes()
 
 
@@ -240,8 +241,8 @@ def test_result_frame_is_tidy_and_consistent():
 # ------------------------------------------------------- every ruleset
 @pytest.mark.parametrize("rid", [rs.id for rs in sim.rulesets()])
 def test_every_registered_ruleset_works_through_the_generic_protocol(rid):
-    from analysis.compare import compare
-    from analysis.sweep import sweep
+    from analysis.runs.compare import compare
+    from analysis.runs.sweep import sweep
 
     rs = sim.get_ruleset(rid)
     names = sim.default_roster(rid).names[:2]

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from analysis.solver import BalanceSolution, balance_pair
+from analysis.runs.solver import BalanceSolution, balance_pair
 from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS
 from sim.roster import roster_from_dict
@@ -79,8 +79,8 @@ def test_no_crossing_in_range_gives_the_closest_value_and_nan():
 def test_fair_points_against_an_opponent():
     """Points use the one fair-price model: mecha (one a side) prices by the roster's calibration, with the
     opponent's value as the par (score 50% against it alone)."""
-    from analysis.fair_points import roster_calibration
-    from analysis.matrix import matchup_matrix
+    from analysis.runs.matrix import matchup_matrix
+    from analysis.stats.fair_prices import roster_calibration
 
     sol = balance_pair("mecha", "AFS", "Nutrocker", "points", trials=4 * BLOCK_TRIALS, seed=2)
     assert sol.field == "points" and "Fair price" in sol.model and "Nutrocker alone" in sol.model

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import sim
-from analysis.matrix import cell_stream
-from analysis.sweep import SWEEP_COLUMNS, marginal_value, parse_range, sweep
+from analysis.runs.matrix import cell_stream
+from analysis.runs.sweep import SWEEP_COLUMNS, marginal_value, parse_range, sweep
 from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS
 from tests.helpers import assert_mean, assert_proportion
@@ -113,8 +113,8 @@ def test_marginal_value(frame):
 
 def test_fair_prices_follow_the_one_model(frame):
     """Without a budget (mecha) each value is priced by the roster's calibration, like a report's units."""
-    from analysis.balance import balance_summary
-    from analysis.matrix import matchup_matrix
+    from analysis.runs.balance import balance_summary
+    from analysis.runs.matrix import matchup_matrix
 
     fair = frame.attrs["fair"].set_index("value")
     assert (fair["method"] == "calibration").all()

@@ -8,10 +8,9 @@ import re
 import pandas as pd
 import pytest
 
-from analysis import console
-from analysis.cli import cli, main
-from analysis.console import Column, table_text
-from analysis.defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
+from analysis.cli import cli, console, main
+from analysis.cli.console import Column, table_text
+from analysis.runs.defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 
 LONG = "Assault squad of the Ninth Company with a name longer than a column"
 
@@ -188,7 +187,7 @@ def _defaults(command: str) -> dict[str, object]:
 def test_matrix_balance_and_report_share_their_defaults():
     shared = {"seed": DEFAULT_SEED, "half_width": DEFAULT_HALF_WIDTH, "max_trials": DEFAULT_MAX_TRIALS}
     assert _defaults("matrix") == _defaults("balance") == _defaults("report") == shared
-    from analysis import report
+    from analysis.report import build as report
 
     assert (report.DEFAULT_SEED, report.DEFAULT_HALF_WIDTH, report.DEFAULT_MAX_TRIALS) == tuple(shared.values())
 

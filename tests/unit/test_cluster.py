@@ -14,11 +14,10 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import sim  # noqa: E402
-from analysis.cli import main  # noqa: E402
-from analysis.matrix import matchup_matrix  # noqa: E402
-from analysis.sweep import sweep  # noqa: E402
+from analysis.cli import main
+from analysis.runs.matrix import matchup_matrix
+from analysis.runs.sweep import sweep
 from sim.rng import BLOCK_TRIALS  # noqa: E402
-
 from tests.processes import descendants, gone, interrupt_like_a_terminal  # noqa: E402
 
 
@@ -103,9 +102,9 @@ def test_a_killed_run_leaves_no_dask_workers(tmp_path):
 
 
 def test_a_remote_scheduler_by_address(client, capsys, monkeypatch):
-    import analysis.executor
+    import analysis.runs.executor
 
-    monkeypatch.setattr(analysis.executor, "CONNECT_TIMEOUT", 2)
+    monkeypatch.setattr(analysis.runs.executor, "CONNECT_TIMEOUT", 2)
     address = client.scheduler.address
     assert main(["fight", "mecha", "AFS", "Gustav", "--trials", "3000", "--seed", "1", "--quiet",
                  "--scheduler", address]) == 0

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from analysis.cli import main
-from analysis.diff import COLUMNS, diff_runs, find_runs
+from analysis.report.diff import COLUMNS, diff_runs, find_runs
 from sim.errors import InputError
 
 SEED = 7

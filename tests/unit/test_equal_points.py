@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import sim
-from analysis.balance import balance_summary
 from analysis.cli import main
-from analysis.matrix import matchup_matrix
+from analysis.runs.balance import balance_summary
+from analysis.runs.matrix import matchup_matrix
 from sim.errors import MatchupError
 
 DUEL_ROSTER = """
@@ -248,7 +248,7 @@ def test_no_floating_point_dust_in_the_tables(duel_balance):
 
 
 def test_headline_is_at_equal_points_and_one_for_one_is_a_section(tmp_path, duel_roster):
-    from analysis.report import build_report
+    from analysis.report.build import build_report
 
     rep = build_report("duel", duel_roster, max_trials=2048)
     assert rep.matrix.budget == 120 and rep.one_for_one is not None and rep.one_for_one.budget is None
@@ -286,8 +286,8 @@ def _mecha_unit(name, u, points) -> str:
 
 def test_sweep_and_compare_price_a_value_like_the_report(duel_balance, tmp_path):
     """One fair-price model: a sweep's value equal to the unit's own is priced like the balance's unit."""
-    from analysis.compare import compare
-    from analysis.sweep import sweep
+    from analysis.runs.compare import compare
+    from analysis.runs.sweep import sweep
 
     matrix, b = duel_balance
     path = tmp_path / "duel.toml"
@@ -308,8 +308,8 @@ def test_sweep_and_compare_price_a_value_like_the_report(duel_balance, tmp_path)
 def test_a_unit_at_its_per_side_limit_gets_an_extrapolated_price():
     # 4 copies are all the ruleset can field and score below 50%: one count below gives the slope, and the
     # crossing beyond the limit is an extrapolation (before, one point made "no finite crossing" and no price)
-    from analysis.copy_curves import CopyCurve, crossing, next_copies
-    from analysis.fair_points import curve_price
+    from analysis.stats.copy_curves import CopyCurve, crossing, next_copies
+    from analysis.stats.fair_prices import curve_price
 
     curve = CopyCurve("p", ["Mob"], ["A", "B"], {4: (np.array([0.45, 0.40]), np.array([1e-5, 1e-5]))},
                       limit_reached=True)

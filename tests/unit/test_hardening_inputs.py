@@ -313,7 +313,7 @@ def test_api_wrong_types_raise_the_library_error_naming_the_argument(kwargs, arg
     ({"copies": {"attacker": 0}}, "copies"),
 ])
 def test_api_budget_and_copies_name_the_argument(kwargs, argument):
-    from analysis.matrix import matchup_matrix
+    from analysis.runs.matrix import matchup_matrix
 
     calls = [lambda: sim.fight("duel", "Knight", "Sellsword", trials=10, **kwargs)]
     if "budget" in kwargs:
@@ -326,7 +326,7 @@ def test_api_budget_and_copies_name_the_argument(kwargs, argument):
 
 
 def test_sweep_values_out_of_range_name_values_in_the_api_and_vary_in_the_cli(capsys):
-    from analysis.sweep import sweep
+    from analysis.runs.sweep import sweep
 
     with pytest.raises(sim.InputError, match=r"^values: unit 'Knight': field 'ws'"):
         sweep("duel", "Knight", "ws", [1, 30], ["Sellsword"], trials=10)
@@ -348,10 +348,10 @@ def test_parse_settings_given_a_string_names_the_argument():
     lambda: sim.roster_from_dict("ruleset = 'mecha'"),
     lambda: sim.default_roster("mecha").unit(["AFS"]),
     lambda: sim.build_matchup("mecha", "AFS", "Nutrocker", states={"attacker": []}),
-    lambda: __import__("analysis.balance").balance.balance_summary("not a matrix"),  # was a TypeError
+    lambda: __import__("analysis.runs.balance").runs.balance.balance_summary("not a matrix"),  # was a TypeError
     lambda: sim.fight("mecha", "AFS", "Nutrocker", trials=10, seed=1).damage("sideways"),
     # a field change keyed by a number (found by the API fuzzer at 1,500 examples: an AttributeError in duel)
-    lambda: __import__("analysis.compare").compare.compare("duel", "Knight", {3: 1}, ["Sellsword"], trials=10),
+    lambda: __import__("analysis.runs.compare").runs.compare.compare("duel", "Knight", {3: 1}, ["Sellsword"], trials=10),
     lambda: sim.get_ruleset("duel").with_overrides(sim.default_roster("duel").unit("Knight"), {3: 1},
                                                     sim.errors.Where("overrides"), from_text=False),
     lambda: sim.get_ruleset("grimdark").with_overrides(sim.default_roster("grimdark").unit("Troopers"), {3: 1},
@@ -382,8 +382,8 @@ def test_a_degenerate_points_line_gives_no_suggestion_instead_of_an_overflow(tmp
 
     import pandas as pd
 
-    from analysis.balance import balance_summary
-    from analysis.fair_points import fair_points
+    from analysis.runs.balance import balance_summary
+    from analysis.runs.pricing import fair_points
 
     points = dict(zip("ABCD", (10, 10.01, 10.02, 10.03)))
 

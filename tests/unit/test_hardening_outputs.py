@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import io as aio
 from analysis.cli import main
-from analysis.safe_csv import FORMULA_START, csv_text, neutralise_cell, restore_cell
-from analysis.safe_markdown import md_cell, md_text
+from analysis.report import io as aio
+from analysis.report.safe_csv import FORMULA_START, csv_text, neutralise_cell, restore_cell
+from analysis.report.safe_markdown import md_cell, md_text
 
 HOSTILE = ['=HYPERLINK("http://evil","x")', "+cmd", "-2+3", "@SUM(A1)", "Bad $\\frac{$ math",
            "<script>alert(1)</script>", "[link](javascript:alert(1))"]
@@ -116,7 +116,7 @@ def test_a_full_disk_on_stdout_is_one_line(argv):
 
 
 def test_report_all_checks_the_folder_before_computing(tmp_path, capsys, monkeypatch):
-    import analysis.report as report
+    import analysis.report.build as report
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("a report was computed before the output folder was checked")
@@ -186,7 +186,7 @@ def test_every_csv_the_tool_writes_is_neutralised(tmp_path, capsys):
     assert list((tmp_path / "diff").glob("*.csv")) and not _formula_cells(tmp_path / "diff")
     items = set(pd.read_csv(tmp_path / "diff" / "diff.csv", dtype=str, keep_default_na=False)["item"])
     assert f"'{HOSTILE[1]} vs {HOSTILE[0]}" in items and "'" + HOSTILE[1] in items  # quoted once, on the cell
-    from analysis.diff import diff_runs
+    from analysis.report.diff import diff_runs
 
     table = diff_runs(tmp_path / "report", tmp_path / "report2").table
     assert f"{HOSTILE[1]} vs {HOSTILE[0]}" in set(table["item"]) and HOSTILE[2] in set(table["item"])
@@ -227,8 +227,8 @@ def test_mathtext_names_are_plain_text_in_plots(tmp_path, capsys):
 def test_plot_functions_take_dollar_signs_literally():
     from matplotlib.figure import Figure
 
-    from analysis.plots import matrix_heatmap
-    from analysis.render import figure_png
+    from analysis.report.plots import matrix_heatmap
+    from analysis.report.render import figure_png
 
     wide = pd.DataFrame([[0.5, 0.4], [0.6, 0.5]], index=["$a$", "Bad $\\frac{$"], columns=["$a$", "Bad $\\frac{$"])
     fig = Figure()
@@ -238,7 +238,7 @@ def test_plot_functions_take_dollar_signs_literally():
 
 
 def test_missing_glyphs_give_at_most_one_warning(tmp_path, capsys):
-    import analysis.render as render
+    import analysis.report.render as render
 
     render._reported.clear()
     names = ["漢字の戦車", "東京の騎士", "Ωмега"]
@@ -253,7 +253,7 @@ def test_missing_glyphs_give_at_most_one_warning(tmp_path, capsys):
 def test_missing_glyph_warnings_are_collapsed_in_the_library():
     from matplotlib.figure import Figure
 
-    import analysis.render as render
+    import analysis.report.render as render
 
     render._reported.clear()
     with warnings.catch_warnings(record=True) as caught:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import sim
-from analysis.matrix import matchup_matrix
+from analysis.runs.matrix import matchup_matrix
 from sim import limits
 from sim.engine import run_tally
 from sim.errors import TooLargeError
@@ -128,7 +128,7 @@ def test_plans_held_by_a_matrix_are_bounded(monkeypatch):
 
 
 def test_matrix_and_sweep_sizes_are_capped():
-    from analysis.sweep import parse_range
+    from analysis.runs.sweep import parse_range
 
     with pytest.raises(sim.InputError, match="at most 1,000"):
         parse_range("points=1..1001")
@@ -141,7 +141,7 @@ def test_matrix_and_sweep_sizes_are_capped():
 
 
 def test_paired_runs_bound_the_batch_tallies_they_keep():
-    from analysis.compare import compare
+    from analysis.runs.compare import compare
 
     with pytest.raises(sim.InputError, match="batch tallies"):
         compare("mecha", "AFS", {"defence": 3}, ["PKA"], trials=limits.MAX_KEPT_BATCHES * BLOCK_TRIALS)

@@ -230,7 +230,7 @@ def test_mirror_match_plots_say_attacker_and_defender():
 
 
 def test_before_after_plots_keep_their_legends_off_the_data(tmp_path):
-    from analysis.diff import RunDiff, TABLE_COLUMNS, plot_cells, plot_changes
+    from analysis.report.diff import TABLE_COLUMNS, RunDiff, plot_cells, plot_changes
 
     rows = [{"ruleset": "x", "kind": "cell", "item": f"A vs {k}", "quantity": "p_attacker", "old": 0.1 * k,
              "new": min(1.0, 0.1 * k + 0.2 * (k % 2)), "diff": 0.2 * (k % 2), "diff_se": 0.01, "z": 20.0 * (k % 2),

@@ -12,8 +12,8 @@ import markupsafe  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from analysis.cli import main  # noqa: E402
-from analysis.report import SECTIONS, build_report, write_all  # noqa: E402
+from analysis.cli import main
+from analysis.report.build import SECTIONS, build_report, write_all
 
 SMALL = {"max_trials": 4_096, "half_width": 0.05}
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from analysis.report_findings import Code, Link, findings, markdown
+from analysis.report.findings import Code, Link, findings, markdown
 
 
 def _fair(rows):

@@ -14,10 +14,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from analysis.cli import main  # noqa: E402
-from analysis.report import SECTIONS, build_report, write_all  # noqa: E402
-from analysis.report_html import environment  # noqa: E402
-from analysis.report_tables import interval_against  # noqa: E402
+from analysis.cli import main
+from analysis.report.build import SECTIONS, build_report, write_all
+from analysis.report.html import environment
+from analysis.report.tables import interval_against
 from sim.errors import InputError  # noqa: E402
 
 # no twins among them (AFS/PKA and Sand Stalker/Snake Eye fight alike), so every pair is a candidate
@@ -85,7 +85,7 @@ def html(report):
 
 
 def test_pages_come_from_the_packaged_templates(report, html):
-    folder = resources.files("analysis") / "templates"
+    folder = resources.files("analysis.report") / "templates"
     for name in ("base.html", "report.html", "index.html", "_macros.html", "style.css"):
         assert (folder / name).is_file(), name
     env = environment()
@@ -237,12 +237,12 @@ def test_baseline_section_shows_what_changed_beyond_the_noise(tmp_path, capsys):
 
 
 def test_bad_baseline_is_refused_before_any_fight(tmp_path, monkeypatch):
-    import analysis.matrix
+    import analysis.runs.matrix
 
     def must_not_run(*a, **k):
         raise AssertionError("the matrix ran before the baseline was checked")
 
-    monkeypatch.setattr(analysis.matrix, "matchup_matrix", must_not_run)
+    monkeypatch.setattr(analysis.runs.matrix, "matchup_matrix", must_not_run)
     with pytest.raises(InputError, match="no such folder"):
         build_report("mecha", baseline=tmp_path / "nowhere")
     (tmp_path / "duel").mkdir()

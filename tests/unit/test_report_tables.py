@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import report_tables as rt
+from analysis.report import tables as rt
 
 
 @pytest.mark.parametrize("value,kind,text", [
@@ -98,7 +98,7 @@ def test_blank_text_columns_can_be_left_out():
 
 
 def test_a_bound_that_rounds_to_the_listed_price_shows_why_it_is_flagged():
-    from analysis.report_tables import interval_against
+    from analysis.report.tables import interval_against
 
     # flagged under-priced at 45 with a lower bound of 45.06: "45–52" would read as if 45 were inside
     assert interval_against(45.06, 52.1, "points", 45) == "45.1–52"

@@ -17,10 +17,11 @@ import pytest
 
 import sim
 from analysis.cli import main
-from analysis.matrix import CellJob, cell_stream, matchup_matrix
-from analysis.outdir import STORE_DIR, STORE_FILE, OutputFolder
-from analysis.report import write_all
-from analysis.store import ResultsStore, cell_key, tally_from_dict, tally_to_dict
+from analysis.report.build import write_all
+from analysis.report.outdir import STORE_DIR, STORE_FILE, OutputFolder
+from analysis.runs.jobs import CellJob
+from analysis.runs.matrix import cell_stream, matchup_matrix
+from analysis.runs.store import ResultsStore, cell_key, tally_from_dict, tally_to_dict
 from sim.rng import BLOCK_TRIALS, root_sequence
 from sim.roster import Roster
 from sim.rulesets import get_ruleset
@@ -242,7 +243,7 @@ def test_a_failed_write_leaves_the_previous_output_and_its_store(tmp_path):
 KILL_SCRIPT = """
 import os, signal, sys
 from pathlib import Path
-import analysis.outdir as o
+import analysis.report.outdir as o
 folder = o.OutputFolder(sys.argv[1])
 folder.open_store().put("k", __import__("sim").fight("mecha", "AFS", "Gustav", trials=10, seed=1).tally)
 def write(d):
@@ -338,8 +339,8 @@ def test_scheduler_without_a_working_dask_is_one_line_in_every_command(tmp_path,
 
 @pytest.mark.parametrize("bad", ["local:2", 3, object()])
 def test_api_executor_of_the_wrong_type_is_the_library_error(bad):
-    from analysis.compare import compare
-    from analysis.sweep import sweep
+    from analysis.runs.compare import compare
+    from analysis.runs.sweep import sweep
 
     calls = [lambda: sim.fight("mecha", "AFS", "Gustav", trials=100, executor=bad),
              lambda: matchup_matrix("mecha", units=["AFS", "Gustav"], max_trials=100, executor=bad),

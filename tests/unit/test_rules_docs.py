@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 import sim
-from sim.rulesets.warband import tables as wt
 from sim.rulesets._duel_plan import check_pass_probability
 from sim.rulesets._grimdark_charts import WOUND_CHART, WS_CHART
 from sim.rulesets.mecha import Chart
+from sim.rulesets.warband import tables as wt
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "docs" / "rules"

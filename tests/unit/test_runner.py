@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 import sim
-from analysis.compare import compare
-from analysis.matrix import CellJob, cell_stream, matchup_matrix, run_jobs
+from analysis.runs.compare import compare
+from analysis.runs.jobs import CellJob, run_jobs
+from analysis.runs.matrix import cell_stream, matchup_matrix
 from sim.rng import BLOCK_TRIALS, root_sequence
 from sim.rulesets import get_ruleset
 

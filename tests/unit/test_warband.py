@@ -15,13 +15,25 @@ import sim
 from sim.dice import RandomDice, ScriptedDice
 from sim.errors import InputError, Where
 from sim.outcomes import ATTACKER, DEFENDER, DRAW
+from sim.rulesets.warband import RULESET as WB
 from sim.rulesets.warband.reference import Warrior, _charge, _Fight, _rejoin, _strike_class, pairing
 from sim.rulesets.warband.tables import (
-    EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, VITAL_PART,
-    attack_columns, critical_result, injury_result, save_needed, strength_save_modifier, to_hit_needed,
-    to_wound_needed, weapon_strength,
+    EXPOSED_SPOT,
+    KNOCKED_DOWN,
+    MASTER_STRIKE,
+    OUT_OF_ACTION,
+    STANDING,
+    STUNNED,
+    VITAL_PART,
+    attack_columns,
+    critical_result,
+    injury_result,
+    save_needed,
+    strength_save_modifier,
+    to_hit_needed,
+    to_wound_needed,
+    weapon_strength,
 )
-from sim.rulesets.warband import RULESET as WB
 
 OOA, KD, ST, UP = OUT_OF_ACTION, KNOCKED_DOWN, STUNNED, STANDING
 

@@ -1,0 +1,204 @@
+"""``meleelab balance``, ``report`` and ``diff``: the balance tables, the designer's report, what changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+import sim
+
+from ..report.io import check_output_dir
+from .options import (
+    Failure,
+    count_bar,
+    report_run_options,
+    roster_arg,
+)
+from .scale import echo_written as _echo_written
+from .scale import executor_for as _executor
+from .scale import fresh_option as _fresh_option
+from .scale import out_folder as _out_folder
+from .types import unit_names
+
+__all__ = ["balance_cmd", "report_cmd", "diff_cmd"]
+
+
+@click.command("balance")
+@click.argument("ruleset")
+@report_run_options
+@click.option("--from-matrix", type=click.Path(exists=True), default=None,
+              help="Use a saved matrix_long.csv (or the folder of `meleelab matrix --out`) instead of simulating.")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Directory for the CSV tables (written atomically).")
+def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], seed: int,
+                half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
+                workers: int, scheduler: str | None, quiet: bool, budget: str | None, from_matrix: str | None,
+                out: str | None) -> None:
+    """Rankings, Nash weights, dominated units, cycles and fair points for a roster.
+
+    Runs the matchup matrix (or reads one with --from-matrix) and prints the
+    tables; --out writes rankings.csv, nash.csv, dominated.csv, cycles.csv,
+    fair_points.csv, points_efficiency.csv, side_averaged.csv, payoff.csv and
+    balance_model.txt (plus matrix_long.csv and matrix.csv when simulated).
+    """
+    from pathlib import Path
+
+    from ..report.writers import write_balance, write_matrix
+    from ..runs.balance import balance_summary
+
+    rs = sim.get_ruleset(ruleset)
+    if out:
+        check_output_dir(out)
+    folder = _out_folder(out, [("--roster", roster), ("--from-matrix", from_matrix)])
+    # the cluster stays up until the command ends (click closes it): the fair prices fight more copy counts on it
+    executor = click.get_current_context().with_resource(_executor(scheduler, workers)) if not from_matrix else None
+    if from_matrix:
+        from ..report.matrix_file import read_matrix_long
+
+        path = Path(from_matrix)
+        path = path / "matrix_long.csv" if path.is_dir() else path
+        frame = read_matrix_long(path)
+        import json
+
+        from ..runs.matrix import saved_matrix
+
+        meta_path = path.parent / "matrix.json"
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
+        except (OSError, ValueError):
+            meta = None  # the matrix alone still balances; only the twins' pooling needs matrix.json
+        if isinstance(meta, dict) and isinstance(meta.get("ruleset"), str) and meta["ruleset"] != rs.id:
+            raise Failure(f"{meta_path}: a {meta['ruleset']} matrix, not {rs.id}: "
+                          f"run balance {meta['ruleset']} --from-matrix {from_matrix}")
+        matrix: Any = saved_matrix(frame, rs.id, meta if isinstance(meta, dict) else None)
+        source = str(path)
+    else:
+        from ..runs.matrix import matchup_matrix
+
+        ros = roster_arg(rs.id, roster)
+        states, overrides, options = sim.parse_settings(rs, settings)
+        update, close = count_bar(quiet, f"{rs.id} matrix", "cells")
+        try:
+            matrix = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width,
+                                    max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
+                                    states=states, overrides=overrides, options=options, workers=workers,
+                                    progress=update, from_text=True, budget=budget, executor=executor)
+        finally:
+            close()
+        source = f"{ros.source}, seed {seed}"
+    update, close = count_bar(quiet, "fair prices", "cells")
+    try:
+        summary = balance_summary(matrix, progress=update)
+    finally:
+        close()
+    from .tables import balance_text
+
+    click.echo(f"({source})")
+    click.echo(balance_text(summary))
+    if folder:
+        def write(d: Any) -> list[Any]:
+            paths = write_balance(summary, d)
+            if not from_matrix:
+                paths += [p for p in write_matrix(matrix, d, png=False) if p.suffix in (".csv", ".json")]
+            return paths
+
+        _echo_written(folder.replace(write))
+
+
+@click.command("report")
+@click.argument("ruleset", required=False)
+@click.option("--all", "all_rulesets", is_flag=True, help="One report per registered ruleset (shipped rosters) + index.")
+@click.option("--out", type=click.Path(file_okay=False), required=True,
+              help="Output directory (replaced as a whole when the run ends).")
+@click.option("--feature", "features", multiple=True, metavar='"A vs B"',
+              help="A matchup to show in detail (repeatable; default: the most lopsided and the most even cell).")
+@click.option("--baseline", type=str, default=None, metavar="DIR",
+              help="An earlier report folder: adds a section of what changed beyond the noise since then.")
+@report_run_options
+@_fresh_option
+def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tuple[str, ...], baseline: str | None,
+               roster: str | None, units: str | None,
+               unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
+               rounds: str | None, max_rounds: int, workers: int, scheduler: str | None, quiet: bool, fresh: bool,
+               budget: str | None) -> int:
+    """A self-contained HTML balance report, a Markdown summary and every CSV for a roster.
+
+    `meleelab report RULESET --out DIR` writes DIR/report.html, summary.md,
+    metadata.json and the CSV tables; `meleelab report --all --out reports/`
+    writes one folder per ruleset (its shipped roster) and reports/index.html.
+    The same seed and settings give byte-identical CSV files. Finished cells are
+    kept in DIR's results store: after an interruption, the same command computes
+    only the cells still missing (metadata.json: resumed_cells).
+    """
+    import os
+    import time
+
+    from ..report.build import build_report, write_all
+
+    if all_rulesets:
+        if ruleset or roster or units or unit_list or settings or budget is not None or features:
+            raise Failure("report --all uses each ruleset's shipped roster and its own budget: "
+                          "give no RULESET, --roster, --units, --set, --budget or --feature")
+        check_output_dir(out)  # before computing five reports
+        with _executor(scheduler, workers) as executor:
+            result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
+                               half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
+                               workers=workers, executor=executor, fresh=fresh, baseline=baseline)
+        click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
+                   f"(index: {os.path.join(out, 'index.html')})")
+        for rid, why in result["failed"].items():
+            click.echo(f"not generated: {rid}: {why}", err=True)
+        return 1 if result["failed"] else 0
+    if not ruleset:
+        raise Failure("report: name a RULESET or give --all")
+    rs = sim.get_ruleset(ruleset)
+    ros = roster_arg(rs.id, roster)
+    states, overrides, options = sim.parse_settings(rs, settings)
+    check_output_dir(out)
+    folder = _out_folder(out, [("--roster", roster)])
+    update, close = count_bar(quiet, f"{rs.id} report", "cells")
+    start = time.perf_counter()
+    try:
+        with _executor(scheduler, workers) as executor:
+            rep = build_report(rs, ros, units=unit_names(units, unit_list), seed=seed, half_width=half_width,
+                               max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
+                               overrides=overrides, options=options, workers=workers, progress=update,
+                               from_text=True, budget=budget, executor=executor,
+                               store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline)
+        paths = folder.replace(rep.write)
+    finally:
+        folder.close()
+        close()
+    click.echo(f"{rs.id}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
+               f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files ({os.path.join(out, 'report.html')})")
+    return 0
+
+
+@click.command("diff")
+@click.argument("old_dir")
+@click.argument("new_dir")
+@click.option("--z", type=float, default=3.0, show_default=True,
+              help="A difference beyond Z standard errors is a change (see analysis/diff.py for the error used).")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Directory for diff.csv (every number), diff_changed.csv and diff.png (before/after); "
+                   "replaced as a whole.")
+@click.option("--all", "show_all", is_flag=True, help="Print every change (default: the 40 largest).")
+def diff_cmd(old_dir: str, new_dir: str, z: float, out: str | None, show_all: bool) -> None:
+    """Which matrix cells, rankings and fair prices changed beyond their noise from OLD_DIR to NEW_DIR.
+
+    Both are folders of `meleelab report` (or `balance --out`), or two `report --all`
+    folders (compared ruleset by ruleset). With the same seed, cells whose units did
+    not change are identical (the same dice); a change is |new - old| > Z standard errors.
+    """
+    from ..report.diff import diff_runs
+    from .tables import diff_text
+
+    if out:
+        check_output_dir(out)
+    folder = _out_folder(out, [("OLD_DIR", old_dir), ("NEW_DIR", new_dir)])  # replaced whole, like every output
+    result = diff_runs(old_dir, new_dir, z=z)
+    click.echo(diff_text(result, limit=None if show_all else 40))
+    if folder:
+        for p in folder.replace(result.write):
+            click.echo(f"wrote {p}")

@@ -1,0 +1,215 @@
+"""What each command prints in the terminal: the tables of ``fight``, ``matrix``, ``sweep``, ``compare``, ``balance``
+and ``diff``, laid out by :mod:`analysis.cli.console`.
+
+Only the terminal text lives here: the CSV, JSON and HTML outputs keep their own
+column names and formats. Probabilities are from 0 to 1 everywhere (see
+:mod:`analysis.cli.console` for the decimals).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .console import Column, cell, count, interval, number, prob, signed, table_text
+
+__all__ = ["fight_text", "matrix_text", "sweep_text", "marginal_text", "prices_text", "compare_text", "balance_text",
+           "diff_text"]
+
+#: Decimals of a probability: one matchup (fight, compare, sweep) / many cells (matrix, balance).
+ONE_MATCHUP = 4
+MANY_CELLS = 3
+
+
+def _text(*cols: str) -> list[Column]:
+    return [Column(c) for c in cols]
+
+
+def _nums(*cols: str) -> list[Column]:
+    return [Column(c, numeric=True) for c in cols]
+
+
+# -------------------------------------------------------------------- fight
+def fight_text(result: Any) -> str:
+    """``meleelab fight``: the result with 95% intervals, the means with standard errors, the final states."""
+    from sim.stats import wilson_interval
+
+    d = ONE_MATCHUP
+    att, dfn = result.attacker, result.defender
+    mirror = att == dfn
+    names = {"attacker": f"{att} (attacker)" if mirror else att, "defender": f"{dfn} (defender)" if mirror else dfn}
+    head = [f"{result.ruleset.id}: {att} (attacker) vs {dfn} (defender)",
+            f"{result.trials:,} trials, rounds={result.rounds}, seed entropy {result.provenance['seed_entropy']}"]
+    settings = result.settings
+    copies = settings.get("copies") or {}
+    if settings.get("budget") is not None or any(k != 1 for k in copies.values()):
+        fielded = settings.get("fielded") or {}
+
+        def side(s: str, name: str) -> str:
+            pts = fielded.get(s)
+            return f"{copies.get(s, 1)} x {name}" + (f" ({pts:g} points)" if pts is not None else "")
+
+        budget = settings.get("budget")
+        head.append((f"equal points, budget {budget:g}: " if budget is not None else "copies: ")
+                    + f"{side('attacker', att)} vs {side('defender', dfn)}")
+
+    ci = result.ci95
+    rows = [[f"{names[k]} wins" if k != "draw" else "draw", prob(result.win[k], d), interval(*ci[k], prob, d)]
+            for k in ("attacker", "defender", "draw")]
+    if result.tally.capped:
+        rows.append(["of which capped (stopped at --max-rounds)", prob(result.capped_share, d),
+                     interval(*wilson_interval(int(result.tally.capped), result.trials), prob, d)])
+    outcome = table_text(_text("result") + _nums("probability", "95% interval"), rows)
+
+    means = []
+    for side_ in ("attacker", "defender"):
+        mean, se = result.damage(side_)
+        means.append([f"damage to {names[side_]}", number(mean, d), number(se, d)])
+    mr, mr_se = result.mean_rounds
+    means.append(["rounds fought", number(mr, d), number(mr_se, d)])
+    for e in result.ruleset.extras:
+        x = result.extra(e.name)
+        means.append([e.name, number(x["mean"], d), number(x["se"], d)])
+    averages = table_text(_text("mean of") + _nums("mean", "s.e."), means)
+
+    cats = list(result.ruleset.outcome_categories)
+    finals = [[names[s]] + [prob(result.outcomes[s][c], d) for c in cats] for s in ("attacker", "defender")]
+    final = table_text(_text("final state") + _nums(*cats), finals)
+    return "\n".join(head + ["", outcome, "", f"damage in {result.ruleset.damage_unit}", averages, "", final])
+
+
+# ------------------------------------------------------------------- matrix
+def matrix_text(wide: Any) -> str:
+    """Attacker rows x defender columns of P(attacker wins); wider than the terminal, in blocks of defenders."""
+    cols = [Column("attacker \\ defender")] + [Column(str(d), numeric=True) for d in wide.columns]
+    rows = [[str(a)] + [prob(v, MANY_CELLS) for v in wide.loc[a]] for a in wide.index]
+    return table_text(cols, rows)
+
+
+# -------------------------------------------------------------------- sweep
+def sweep_text(shown: Any, field: str) -> str:
+    """One row per value and opponent: P(win) with its interval, P(loss), damage both ways."""
+    d = ONE_MATCHUP
+    rows = [[str(r["value"]), str(r["opponent"]), prob(r["p_win"], d), interval(r["p_win_lo"], r["p_win_hi"], prob, d),
+             prob(r["p_loss"], d), number(r["damage_dealt"], d), number(r["damage_taken"], d)]
+            for _, r in shown.iterrows()]
+    cols = [Column(field, numeric=True), Column("opponent")] + _nums(
+        "P(win)", "95% interval", "P(loss)", "damage dealt", "damage taken")
+    return table_text(cols, rows, key=2)
+
+
+def marginal_text(marginal: Any, field: str) -> str:
+    """The value of one point of ``field``: change in P(win) per point (t interval) and fair points per point.
+
+    The CSV's ``win_points_per_point`` is in percentage points; the terminal shows
+    probabilities like every other table, so it is divided by 100 here.
+    """
+    d = ONE_MATCHUP
+    rows = []
+    for _, r in marginal.iterrows():
+        rows.append([str(r["opponent"]), f"{_plain(r['from_value'])}..{_plain(r['to_value'])}",
+                     signed(r["win_points_per_point"] / 100, d), number(r["se"] / 100, d),
+                     interval(r["lo"] / 100, r["hi"] / 100, signed, d),
+                     number(r["fair_points_per_point"], 2), interval(r["fair_lo"], r["fair_hi"], number, 2)])
+    cols = [Column("opponent"), Column(field, numeric=True)] + _nums(
+        "P(win) per point", "s.e.", "95% interval", "fair points per point", "95% interval")
+    return table_text(cols, rows)
+
+
+def _plain(v: Any) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
+def prices_text(fair: Any, label: str, names: dict[str, str] | None = None) -> str:
+    """Fair prices (``frame.attrs["fair"]`` of a sweep or comparison): one row per value or unit."""
+    rows = []
+    for _, r in fair.iterrows():
+        name = (names or {}).get(str(r["value"]), str(r["value"]))
+        rows.append([name, number(r["fair_points"], 1), interval(r["fair_lo"], r["fair_hi"], number, 1),
+                     str(r["method"]), str(r.get("beyond") or "")])
+    cols = [Column(label, numeric=label != "unit")] + _nums("fair price", "95% interval") + _text("method", "note")
+    return table_text(cols, rows)
+
+
+# ------------------------------------------------------------------ compare
+def compare_text(shown: Any) -> str:
+    """Per opponent and role: P(win) of base and variant, the paired difference, its interval and errors."""
+    d = ONE_MATCHUP
+    rows = [[str(r["opponent"]), str(r["role"]), prob(r["p_win_base"], d), prob(r["p_win_variant"], d),
+             signed(r["diff"], d), interval(r["diff_lo"], r["diff_hi"], signed, d), number(r["diff_se"], d),
+             number(r["diff_se_independent"], d)] for _, r in shown.iterrows()]
+    cols = _text("opponent", "role") + _nums("P(win) base", "P(win) variant", "difference", "95% interval",
+                                             "s.e. paired", "s.e. independent")
+    return table_text(cols, rows, key=2)
+
+
+# ------------------------------------------------------------------ balance
+def balance_text(summary: Any) -> str:
+    """``meleelab balance``: the tables of :class:`analysis.stats.summary.BalanceSummary`, then the model in words."""
+    d = MANY_CELLS
+    s = summary
+    head = (f"{s.ruleset}: balance of {len(s.units)} units at equal points (budget {s.budget:g})"
+            if s.budget is not None else f"{s.ruleset}: balance of {len(s.units)} units, one a side")
+    rk = s.rankings
+    rankings = table_text(
+        _nums("rank") + _text("unit") + _nums("win rate", "95% interval", "score", "strength", "95% interval",
+                                             "Nash weight"),
+        [[str(r["rank"]), str(r["unit"]), prob(r["win_rate"], d), interval(r["win_rate_lo"], r["win_rate_hi"], prob, d),
+          prob(r["score"], d), number(r["strength"], d), interval(r["strength_lo"], r["strength_hi"], number, d),
+          prob(r["nash_weight"], d)] for _, r in rk.iterrows()], key=2)
+    nash = table_text(_text("unit") + _nums("weight", "support share"),
+                      [[str(r["unit"]), prob(r["weight"], d), prob(r["support_share"], d)]
+                       for _, r in s.nash.iterrows()])
+    dominated = table_text(_text("unit", "dominated by", "strictly"),
+                           [[str(r["unit"]), str(r["dominated_by"]), "yes" if r["strictly"] else "no"]
+                            for _, r in s.dominated.iterrows()])
+    cycles = table_text(_text("a", "b", "c") + _nums("payoff a-b", "payoff b-c", "payoff c-a", "weakest link"),
+                        [[str(r["unit_a"]), str(r["unit_b"]), str(r["unit_c"]), signed(r["payoff_ab"], d),
+                          signed(r["payoff_bc"], d), signed(r["payoff_ca"], d), signed(r["weakest_link"], d)]
+                         for _, r in s.cycles.iterrows()])
+    fp = s.fair_points
+    prices = table_text(
+        _text("unit") + _nums("points", "copies", "fair price", "95% interval") + _text("verdict", "note"),
+        [[str(r["unit"]), cell(r.get("points")) if "points" in fp else "-",
+          count(r["copies"]) if "copies" in fp else "-", number(r["fair_points"], 1),
+          interval(r["fair_lo"], r["fair_hi"], number, 1), str(r.get("verdict") or ""), str(r.get("beyond") or "")]
+         for _, r in fp.iterrows()])
+    adv = s.attacker_advantage
+    lines = [head, "",
+             "Rankings (side-averaged, mirror matches excluded; strength: Bradley-Terry logit, intervals from "
+             "Monte Carlo noise)", rankings, ""]
+    if s.misfit.get("warning"):
+        lines += [s.misfit["warning"], ""]
+    lines += [f"Attacker advantage (logit): {adv['attacker_advantage']:.4f} (s.e. {adv['attacker_advantage_se']:.4f})",
+              "", "Nash equilibrium mix (payoff = side-averaged P(win) - P(loss))", nash, "",
+              "Dominated units", dominated, "", "Intransitive triples (a beats b beats c beats a)", cycles, "",
+              f"Fair prices ({fp.attrs.get('method', '')})", prices, "", s.model_text()]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------- diff
+def diff_text(result: Any, limit: int | None = 40) -> str:
+    """``meleelab diff``: numbers compared per kind and status, then the changes (at most ``limit``; None: all)."""
+    lines = [f"meleelab diff: {result.old} -> {result.new} (a change: |new - old| > {result.z:g} x its standard error)"]
+    lines += [f"note: {n}" for n in result.notes]
+    counts = result.counts()
+    statuses = [c for c in counts.columns if c not in ("ruleset", "kind")]
+    lines += ["", table_text(_text("ruleset", "kind") + _nums(*statuses),
+                             [[str(r["ruleset"]), str(r["kind"])] + [count(r[c]) for c in statuses]
+                              for _, r in counts.iterrows()], key=2), ""]
+    ch = result.changed()
+    if not len(ch):
+        lines.append("no number changed by more than its noise")
+        return "\n".join(lines)
+    limit = len(ch) if limit is None else limit
+    rows = []
+    for _, r in ch.head(limit).iterrows():
+        digits = 1 if r["kind"] == "fair price" else MANY_CELLS
+        rows.append([str(r["ruleset"]), str(r["kind"]), str(r["item"]), str(r["quantity"]), number(r["old"], digits),
+                     number(r["new"], digits), signed(r["diff"], digits), number(r["diff_se"], digits + 1),
+                     number(r["z"], 1)])
+    lines.append(f"changed beyond the noise ({len(ch)}):")
+    lines.append(table_text(_text("ruleset", "kind", "item", "quantity") + _nums("old", "new", "difference", "s.e.",
+                                                                              "z"), rows, key=3))
+    if len(ch) > limit:
+        lines.append(f"... and {len(ch) - limit} more (--out writes them all to diff.csv)")
+    return "\n".join(lines)

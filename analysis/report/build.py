@@ -1,0 +1,450 @@
+"""Balance reports: one matrix run, every balance metric, plots, tables and provenance in one folder.
+
+:func:`build_report` runs the matchup matrix of a roster and the balance
+metrics; :meth:`Report.write` writes
+
+* ``report.html``: self-contained (plots embedded as base64 PNG, no external files),
+* ``summary.md``: the headline tables in Markdown,
+* every CSV: ``matrix_long.csv``, ``matrix.csv``, ``rankings.csv``, ``nash.csv``,
+  ``dominated.csv``, ``cycles.csv``, ``fair_points.csv``, ``points_efficiency.csv``,
+  ``side_averaged.csv``, ``payoff.csv``, ``units.csv``,
+* ``metadata.json``: settings, seed, provenance, the rules simulated, the switches set,
+* ``baseline_diff.csv`` with ``baseline=``: every number compared with an earlier report,
+
+all atomically (:mod:`analysis.report.io`); the same seed and settings give byte-identical
+CSV files. :func:`write_all` does this for every registered ruleset plus an index.
+
+The pages are rendered from jinja2 templates (:mod:`analysis.report.html`,
+``analysis/report/templates/``) and Markdown (:mod:`analysis.report.markdown`); tables
+are formatted for people by :mod:`analysis.report.tables` (the CSV files keep
+their machine names and full precision) and the findings at the top of both come
+from :mod:`analysis.report.findings`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import sim
+from sim.results import FightResult
+from sim.roster import Roster
+from sim.ruleset import Ruleset
+from sim.rulesets import get_ruleset
+
+from ..runs.balance import balance_summary
+from ..runs.defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
+from ..runs.fights import to_the_end
+from ..stats.summary import BalanceSummary
+from .baseline import baseline_folder, compare_with_baseline
+from .featured import check_features, default_features, parse_features
+from .io import atomic_write_bytes, atomic_write_text, check_output_dir, to_json
+from .safe_csv import to_csv
+from .writers import write_balance, write_matrix
+
+__all__ = ["Report", "build_report", "write_all", "DEFAULT_SEED", "DEFAULT_HALF_WIDTH", "DEFAULT_MAX_TRIALS",
+           "SECTIONS"]
+
+
+#: Fights per curve of the time-to-resolution plot (fought to the end).
+TO_THE_END_TRIALS = 8_192
+
+#: Section ids of report.html, in order (tests check each one is there).
+SECTIONS = ("findings", "overview", "baseline", "rules", "settings", "units", "matrix", "rankings", "outcomes", "nash",
+            "dominance", "cycles", "fair-points", "one-for-one", "matchup", "provenance", "files")
+
+
+@dataclass(frozen=True)
+class Report:
+    """A built report (nothing written yet).
+
+    Attributes
+    ----------
+    ruleset : Ruleset
+    roster : Roster
+    matrix : analysis.runs.matrix.MatchupMatrix
+    balance : BalanceSummary
+    settings : dict
+        The report's own settings (seed, half_width, max_trials, rounds...).
+    featured : tuple of (str, str) pairs
+        The matchups shown in detail: those asked for (``feature=``), else the most
+        lopsided and the most even cell of the headline matrix.
+    to_the_end : dict
+        Featured attacker -> its fights against every unit with ``rounds="end"``
+        (rounds-to-resolution curves).
+    elapsed : float
+        Seconds spent building (not written to files, which stay deterministic).
+    one_for_one : MatchupMatrix or None
+        With a budget, the same roster one unit a side (a section of its own; the
+        headline matrix and every balance table are the equal-points ones).
+    featured_why : tuple of str
+        Why each featured matchup was chosen (one sentence each).
+    baseline : analysis.report.diff.RunDiff or None
+        With ``baseline=``: this report compared with the earlier one.
+    baseline_note : str
+        Why there is no comparison (``report --all`` with a baseline lacking this ruleset).
+    """
+
+    ruleset: Ruleset
+    roster: Roster
+    matrix: Any
+    balance: BalanceSummary
+    settings: dict[str, Any]
+    featured: tuple[tuple[str, str], ...] = ()
+    #: Each featured attacker against each unit, fought to the end (time-to-kill curves).
+    to_the_end: dict[str, list[FightResult]] = field(default_factory=dict)
+    elapsed: float = 0.0
+    one_for_one: Any = None
+    featured_why: tuple[str, ...] = ()
+    baseline: Any = None
+    baseline_note: str = ""
+    _png: dict[str, bytes] = field(default_factory=dict, repr=False)
+
+    # ---------------------------------------------------------------- content
+    @property
+    def featured_result(self) -> FightResult | None:
+        """The first featured matchup's result."""
+        return self.matrix.results.get(self.featured[0]) if self.featured else None
+
+    def sections(self) -> tuple[str, ...]:
+        """Section ids of report.html, in order (:data:`SECTIONS`)."""
+        return SECTIONS
+
+    def options_table(self) -> pd.DataFrame:
+        """Every switch/option: value used, default, and who set it (roster, command or default)."""
+        used = self.matrix.settings.get("options", {})
+        given = self.settings.get("options") or {}
+        rows = []
+        for f in self.ruleset.option_fields:
+            value = used.get(f.name, f.default)
+            by = "command" if f.name in given else "roster" if f.name in self.roster.options else "default"
+            rows.append({"option": f.name, "value": _plain(value), "default": _plain(f.default), "set_by": by,
+                         "description": f.doc})
+        return pd.DataFrame(rows, columns=["option", "value", "default", "set_by", "description"])
+
+    def units_table(self) -> pd.DataFrame:
+        rows = []
+        for name, unit in self.roster.units.items():
+            for row in self.ruleset.unit_rows(unit):
+                rows.append({k: _plain(v) for k, v in row.items()})
+        frame = pd.DataFrame(rows)
+        key = "name" if "name" in frame else "unit" if "unit" in frame else None
+        if key:
+            excluded = self.matrix.excluded
+            frame["in_matrix"] = ["no: " + excluded[n] if n in excluded else "yes" if n in self.matrix.units else ""
+                                  for n in frame[key]]
+        return frame
+
+    def cell_stats(self) -> dict[str, Any]:
+        """Trials per cell and the widest interval achieved."""
+        long = self.matrix.long
+        fought = long[long["trials"] > 0]
+        half = ((fought["p_attacker_hi"] - fought["p_attacker_lo"]) / 2).max() if len(fought) else float("nan")
+        return {"cells": int(len(long)), "cells_fought": int(len(fought)),
+                "trials_total": int(fought["trials"].sum()), "trials_min": int(fought["trials"].min()),
+                "trials_median": float(fought["trials"].median()), "trials_max": int(fought["trials"].max()),
+                "widest_half_width": float(half),
+                "not_fought": [f"{a} vs {d}: {n}" for a, d, n in
+                               zip(long["attacker"], long["defender"], long["note"]) if n]}
+
+    def metadata(self) -> dict[str, Any]:
+        """Everything needed to understand and repeat the run (no timestamps: deterministic).
+
+        ``resumed_cells`` counts the matrix cells taken from the results store
+        (the only entry that differs between a resumed and an uninterrupted run).
+        """
+        import matplotlib
+
+        rs = self.ruleset
+        return {
+            "ruleset": rs.describe(),
+            "roster": {"source": self.roster.source, "description": self.roster.description,
+                       "units": list(self.roster.names), "in_matrix": list(self.matrix.units),
+                       "budget": self.roster.budget, "copies": dict(self.matrix.copies),
+                       "excluded": dict(self.matrix.excluded), "options": _plain(self.roster.options)},
+            "settings": _plain({**self.settings, "matrix": self.matrix.settings}),
+            "switches": self.options_table().to_dict(orient="records"),
+            "budget": self.matrix.budget,
+            "fair_price_method": self.balance.fair_points.attrs.get("method"),
+            "cells": self.cell_stats(),
+            "featured_matchup": list(self.featured[0]) if self.featured else None,
+            "featured_matchups": [list(p) for p in self.featured],
+            "attacker_advantage": self.balance.attacker_advantage,
+            "balance_model": self.balance.model_text(),
+            "provenance": _plain({**self.matrix.provenance, "pandas": pd.__version__,
+                                  "matplotlib": matplotlib.__version__}),
+            "files": self.file_names(),
+            "resumed_cells": int(getattr(self.matrix, "resumed_cells", 0)),
+        }
+
+    def file_names(self) -> list[str]:
+        names = ["report.html", "summary.md", "metadata.json", "matrix_long.csv", "matrix.csv", "matrix.json",
+                 "matrix.png", "units.csv", "switches.csv"]
+        names += [f"{n}.csv" for n in self.balance.tables()] + ["balance_model.txt"]
+        if self.one_for_one is not None:
+            names += ["one_for_one_long.csv", "one_for_one.png"]
+        if self.baseline is not None:
+            names.append("baseline_diff.csv")
+        return names
+
+    # ---------------------------------------------------------------- figures
+    def figures(self) -> dict[str, bytes]:
+        """Name -> PNG bytes of every plot (drawn once, cached; :func:`analysis.report.figures.draw_figures`)."""
+        if not self._png:
+            from .figures import draw_figures
+
+            self._png.update(draw_figures(self))
+        return self._png
+
+    # ---------------------------------------------------------------- writing
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write the report folder (every file atomically). Returns the paths written."""
+        out = Path(out_dir)
+        paths = list(write_matrix(self.matrix, out, png=False))
+        pngs = self.figures()
+        paths.append(atomic_write_bytes(out / "matrix.png", pngs["matrix"]))
+        if self.one_for_one is not None:
+            from ..runs.matrix import LONG_COLUMNS
+            from .safe_csv import frame_to_csv
+
+            paths.append(atomic_write_text(out / "one_for_one_long.csv", frame_to_csv(self.one_for_one.long[LONG_COLUMNS])))
+            paths.append(atomic_write_bytes(out / "one_for_one.png", pngs["one_for_one"]))
+        paths += write_balance(self.balance, out)
+        paths.append(atomic_write_text(out / "units.csv", to_csv(self.units_table())))
+        paths.append(atomic_write_text(out / "switches.csv", to_csv(self.options_table())))
+        if self.baseline is not None:
+            from .safe_csv import frame_to_csv
+
+            paths.append(atomic_write_text(out / "baseline_diff.csv", frame_to_csv(self.baseline.table)))
+        paths.append(atomic_write_text(out / "metadata.json", to_json(self.metadata()) + "\n"))
+        paths.append(atomic_write_text(out / "summary.md", self.markdown()))
+        paths.append(atomic_write_text(out / "report.html", self.html()))
+        return paths
+
+    def headline(self) -> dict[str, Any]:
+        """One line of the index: top unit, Nash support, flags."""
+        b = self.balance
+        top = b.rankings.iloc[0]["unit"] if len(b.rankings) else ""
+        support = [f"{u} {w:.0%}" for u, w in zip(b.nash["unit"], b.nash["weight"]) if w and w > 0]
+        flagged = list(b.fair_points.loc[b.fair_points["flagged"].astype(bool), "unit"]) if len(b.fair_points) else []
+        return {"ruleset": self.ruleset.id, "title": self.ruleset.title, "units": len(self.matrix.units),
+                "budget": "one a side" if self.matrix.budget is None else f"{self.matrix.budget:g}",
+                "trials": self.cell_stats()["trials_total"], "strongest": top, "nash_support": ", ".join(support),
+                "cycles": len(b.cycles), "dominated": len(b.dominated), "fair_points_flags": ", ".join(flagged)}
+
+    def markdown(self) -> str:
+        """summary.md: the findings and the headline tables (:mod:`analysis.report.markdown`)."""
+        from .markdown import summary
+
+        return summary(self)
+
+    def html(self) -> str:
+        """report.html: self-contained (plots embedded as base64 PNG), from the jinja2 templates."""
+        from .html import render_report
+
+        return render_report(self)
+
+
+# ------------------------------------------------------------------- build
+def build_report(
+    ruleset: str | Ruleset,
+    roster: Roster | str | Path | None = None,
+    *,
+    units: Sequence[str] | None = None,
+    seed: int | None = DEFAULT_SEED,
+    half_width: float = DEFAULT_HALF_WIDTH,
+    max_trials: int = DEFAULT_MAX_TRIALS,
+    rounds: Any = None,
+    max_rounds: int = 50,
+    states: Mapping[str, Mapping[str, Any]] | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    options: Mapping[str, Any] | None = None,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    from_text: bool = False,
+    budget: Any = None,
+    executor: Any = None,
+    store: Any = None,
+    feature: Any = None,
+    baseline: str | Path | None = None,
+) -> Report:
+    """Run the matchup matrix of a roster and every balance metric.
+
+    Parameters
+    ----------
+    ruleset : str or Ruleset
+    roster : Roster, path or None
+        Default: the ruleset's shipped roster.
+    units : sequence of str, optional
+        A subset of the roster.
+    seed : int or None
+        Default :data:`DEFAULT_SEED` (reports are reproducible by default); None draws fresh entropy.
+    half_width, max_trials : float, int
+        Per-cell target Wilson half-width and trial cap (see :func:`analysis.runs.matrix.matchup_matrix`).
+    rounds, max_rounds, states, overrides, options, from_text
+        As in :func:`sim.fight`, applied to every cell.
+    workers : int
+        Processes (the numbers do not depend on it).
+    progress : callable, optional
+        ``progress(cells_done, cells_total)``.
+    budget : number, "none" or None
+        Equal-points budget (default the roster's): the headline matrix and every
+        balance table are at equal points, fair prices come from fights at
+        neighbouring copy counts, and the one-unit-a-side matrix is a section.
+    executor, store : optional
+        As in :func:`analysis.runs.matrix.matchup_matrix` (the matrix cells run on the
+        executor and are kept in the store; the small time-to-resolution fights
+        run in this process).
+    feature : str, pair or sequence of them, optional
+        The matchups shown in detail, ``"A vs B"`` or ``("A", "B")`` (default: the
+        most lopsided and the most even cell of the headline matrix,
+        :func:`analysis.report.featured.default_features`).
+    baseline : path, optional
+        An earlier report folder (``report`` or ``report --all``): the report gains
+        a section "Changes since the baseline" (:mod:`analysis.report.diff`) and
+        ``baseline_diff.csv``.
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    InputError
+        A featured unit that is not in the roster (or cannot fight), a baseline
+        that is not a report folder of this ruleset; checked before any fight
+        where possible.
+    """
+    from ..runs.matrix import matchup_matrix, resolve_roster
+
+    start = time.perf_counter()
+    rs = get_ruleset(ruleset)
+    ros = resolve_roster(rs, roster)
+    chosen = parse_features(feature, list(ros.names))
+    old = baseline_folder(baseline, rs.id) if baseline is not None else None
+    run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
+               states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
+               executor=executor, store=store)
+    matrix = matchup_matrix(rs, ros, units, progress=progress, budget=budget, **run)
+    one_for_one = matchup_matrix(rs, ros, units, budget="none", **run) if matrix.budget is not None else None
+    balance = balance_summary(matrix, seed=0)
+    settings = {"seed": seed if seed is not None else matrix.provenance.get("seed_entropy"),
+                "half_width": half_width, "max_trials": int(max_trials), "rounds": matrix.settings.get("rounds"),
+                "max_rounds": int(max_rounds), "units": list(units) if units else None,
+                "states": _plain(states or {}), "overrides": _plain(overrides or {}), "options": _plain(options or {}),
+                "budget": matrix.budget,
+                "time_to_resolution": {"rounds": "end", "max_rounds": int(max_rounds),
+                                       "trials": min(int(max_trials), TO_THE_END_TRIALS)}}
+    if chosen:
+        check_features(chosen, matrix)
+        featured, why = chosen, tuple("Chosen with --feature" for _ in chosen)
+        settings["feature"] = [list(p) for p in chosen]
+    else:
+        featured, why = default_features(matrix)
+    if baseline is not None:
+        settings["baseline"] = str(baseline)
+    trials = min(int(max_trials), TO_THE_END_TRIALS)
+    curves = {a: to_the_end(rs, ros, matrix, a, int(max_rounds), trials, states, overrides, options, from_text)
+              for a in dict.fromkeys(p[0] for p in featured)}
+    rep = Report(rs, ros, matrix, balance, settings, featured, curves, 0.0, one_for_one, why)
+    if old is not None:
+        rep = dataclasses.replace(rep, baseline=compare_with_baseline(rep, old))
+    return dataclasses.replace(rep, elapsed=time.perf_counter() - start)
+
+
+def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log: Callable[[str], None] | None = None,
+              fresh: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """A report for the default roster of every registered ruleset, one folder each, plus an index.
+
+    A ruleset that fails is recorded in the index with its error and the others go on.
+    ``out_dir`` is replaced as a whole at the end (:class:`analysis.report.outdir.OutputFolder`);
+    finished matrix cells are kept in its results store, so a rerun after an
+    interruption computes only the rest (``fresh=True`` ignores the store).
+
+    Returns
+    -------
+    dict
+        ``{"ok": [headline rows], "failed": {ruleset: message}, "seconds": float, "paths": [...]}``.
+    """
+    from .outdir import OutputFolder
+
+    check_output_dir(out_dir)  # before computing any report
+    baseline = kwargs.pop("baseline", None)
+    baseline_runs: dict[str, Path] = {}
+    if baseline is not None:
+        from .diff import find_runs
+
+        baseline_runs = find_runs(baseline)  # a bad folder: one line before any fight
+    folder = OutputFolder(out_dir)
+    store = folder.open_store(fresh=fresh)
+    ids = list(rulesets) if rulesets else [r.id for r in sim.rulesets()]
+    reports: list[Report] = []
+    failed: dict[str, str] = {}
+    start = time.perf_counter()
+    try:
+        for rid in ids:
+            t0 = time.perf_counter()
+            try:
+                if baseline is None:
+                    rep = build_report(rid, store=store, **kwargs)
+                elif rid in baseline_runs:
+                    rep = build_report(rid, store=store, baseline=baseline, **kwargs)
+                else:
+                    rep = dataclasses.replace(build_report(rid, store=store, **kwargs), baseline_note=(
+                        f"The baseline {baseline} has no {rid} report (it has: {', '.join(baseline_runs)})."))
+                rep.figures()  # drawn now: a plotting failure is this ruleset's, not the write's
+                reports.append(rep)
+                if log:
+                    log(f"{rid}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
+                        f"{time.perf_counter() - t0:.1f} s" + (f", {rep.matrix.resumed_cells} cells resumed"
+                                                               if rep.matrix.resumed_cells else ""))
+            except Exception as e:  # noqa: BLE001 - one broken ruleset must not stop the others
+                failed[rid] = f"{type(e).__name__}: {' '.join(str(e).split())}"
+                if log:
+                    log(f"{rid}: FAILED ({failed[rid]})")
+        paths = folder.replace(lambda staging: _write_tree(staging, reports, failed))
+    finally:
+        folder.close()
+    return {"ok": [r.headline() for r in reports], "failed": failed, "seconds": time.perf_counter() - start,
+            "paths": paths}
+
+
+def _write_tree(out: Path, reports: Sequence[Report], failed: Mapping[str, str]) -> list[Path]:
+    """Every report's folder and the index, into ``out``."""
+    from .html import render_index
+    from .markdown import index
+
+    paths: list[Path] = []
+    for rep in reports:
+        paths += rep.write(out / rep.ruleset.id)
+    headlines = [rep.headline() for rep in reports]
+    paths.append(atomic_write_text(out / "index.html", render_index(headlines, failed)))
+    paths.append(atomic_write_text(out / "index.md", index(headlines, failed)))
+    return paths
+
+
+# ------------------------------------------------------------------ helpers
+def _plain(x: Any) -> Any:
+    """JSON-friendly plain values (dataclasses, tuples, numpy scalars)."""
+    if isinstance(x, Mapping):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if hasattr(x, "to_jsonable"):
+        return x.to_jsonable()
+    if hasattr(x, "__dataclass_fields__"):
+        import dataclasses
+
+        return _plain(dataclasses.asdict(x))
+    return x

@@ -1,0 +1,310 @@
+"""The report's findings: what a designer should read first, in plain words, every number linked.
+
+:func:`findings` turns a built report into a few bullets: the equilibrium mix,
+the most over- and under-priced units (from the fair-points table: flagged ones
+first, extrapolations said in words), dominated units, cycles, noise and model
+misfit, the changes since a baseline, and what to try next. Each bullet is a
+sequence of text and :class:`Link` parts; every number is a link to the table
+row (or section) it comes from, so ``report.html`` renders them as ``<a
+href="#fair-3">`` and ``summary.md`` as links to its own headings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .tables import fmt, interval_against
+
+__all__ = ["Link", "Code", "Finding", "findings", "MD_ANCHORS", "row_id", "HOW_MANY"]
+
+#: How many over- and under-priced units the findings name.
+HOW_MANY = 3
+
+#: report.html section id -> the anchor of the matching heading in summary.md.
+MD_ANCHORS = {"fair-points": "fair-prices", "nash": "nash-equilibrium", "cycles": "intransitive-triples",
+              "dominance": "dominated-units", "rankings": "rankings", "settings": "settings",
+              "baseline": "changes-since-the-baseline", "matrix": "settings", "units": "settings"}
+
+
+def row_id(table: str, index: Any) -> str:
+    """The ``id`` of row ``index`` (the frame's index label) of a report table (``fair``, ``nash``, ``cycle``...)."""
+    return f"{table}-{index}"
+
+
+@dataclass(frozen=True)
+class Link:
+    """A number (or name) linked to where it comes from: ``anchor`` in report.html, ``section`` for summary.md."""
+
+    text: str
+    anchor: str
+    section: str
+
+    @property
+    def md_anchor(self) -> str:
+        return MD_ANCHORS.get(self.section, self.section)
+
+
+@dataclass(frozen=True)
+class Code:
+    """A command-line option or command in the text (``<code>`` in HTML, backticks in Markdown)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One bullet: a bold ``title``, then ``parts``; ``items`` are sub-bullets (each a tuple of parts)."""
+
+    title: str
+    parts: tuple[Any, ...] = ()
+    items: tuple[tuple[Any, ...], ...] = field(default_factory=tuple)
+
+
+def _num(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _fair_link(text: str, i: Any) -> Link:
+    return Link(text, row_id("fair", i), "fair-points")
+
+
+def _price_parts(i: Any, row: pd.Series) -> tuple[Any, ...]:
+    """``Troopers: 60 points, fair price 36 (95% interval 23–46)``, extrapolations in words."""
+    parts: list[Any] = [f"{row['unit']}: ", _fair_link(fmt(row["points"], "points"), i), " points, fair price "]
+    fair, beyond = _num(row["fair_points"]), str(row.get("beyond") or "")
+    if math.isnan(fair):
+        parts += ["beyond the roster's range (", _fair_link("extrapolation", i), f": {beyond})" if beyond else ")"]
+        return tuple(parts)
+    parts += [_fair_link(fmt(fair, "points"), i), " (95% interval ",
+              _fair_link(interval_against(row["fair_lo"], row["fair_hi"], "points", row["points"]), i), ")"]
+    if beyond:
+        parts += ["; ", _fair_link("extrapolation", i), f": {beyond}"]
+    if not bool(row.get("flagged")):
+        parts.append("; within its interval, not flagged")
+    return tuple(parts)
+
+
+def _side(fp: pd.DataFrame, over: bool, limit: int | None = HOW_MANY) -> pd.DataFrame:
+    """Over-priced (``over``) or under-priced units, flagged first, most mispriced first (the first ``limit``)."""
+    ratio = pd.to_numeric(fp["ratio"], errors="coerce")
+    beyond = fp["beyond"].fillna("").astype(str) if "beyond" in fp else pd.Series("", index=fp.index)
+    verdict = fp["verdict"].fillna("").astype(str)
+    if over:
+        key = ratio.where(ratio.notna(), beyond.str.contains("estimate below").map({True: 0.0, False: math.nan}))
+        pick = (verdict == "overpriced") | (key < 1)
+    else:
+        key = -ratio.where(ratio.notna(), beyond.str.contains("estimate above").map({True: math.inf,
+                                                                                     False: math.nan}))
+        pick = (verdict == "underpriced") | (key < -1)
+    chosen = fp[pick.fillna(False)].assign(_flag=~fp["flagged"].astype(bool), _key=key)
+    chosen = chosen.sort_values(["_flag", "_key"], kind="mergesort")
+    return chosen if limit is None else chosen.head(limit)
+
+
+def _pricing(rep: Any) -> list[Finding]:
+    fp = rep.balance.fair_points
+    if not len(fp) or pd.to_numeric(fp["fair_points"], errors="coerce").isna().all() and not fp["beyond"].fillna(
+            "").astype(bool).any():
+        why = str(fp.attrs.get("note", "")) if len(fp) else ""
+        return [Finding("Fair prices", ("none could be computed" + (f" ({why})" if why else "") + "; see ",
+                                        Link("the fair-prices section", "fair-points", "fair-points"), "."))]
+    out = []
+    for over, title, what in ((True, "Over-priced", "worse"), (False, "Under-priced", "better")):
+        side = _side(fp, over)
+        if len(side):
+            flagged = int(_side(fp, over, None)["flagged"].astype(bool).sum())
+            if not flagged:
+                lead: tuple[Any, ...] = ("none is flagged (each cost is within its interval); the nearest:",)
+            elif flagged > HOW_MANY:
+                lead = (f"flagged ones first ({flagged - HOW_MANY} more flagged in the ",
+                        Link("fair-price table", "fair-points", "fair-points"), "):")
+            else:
+                lead = ("flagged ones first:",)
+            out.append(Finding(title, (f"units that do {what} than an even fight at their cost, ", *lead),
+                               tuple(_price_parts(i, r) for i, r in side.iterrows())))
+        else:
+            out.append(Finding(title, (f"no unit is {title.lower()}.",)))
+    return out
+
+
+def _mix(rep: Any) -> Finding:
+    b = rep.balance
+    nash = b.nash[pd.to_numeric(b.nash["weight"], errors="coerce").fillna(0) > 0]
+    nash = nash.sort_values("weight", ascending=False, kind="mergesort")
+    parts: list[Any] = (["at equal points (", Link(fmt(rep.matrix.budget, "points"), "settings", "settings"),
+                         " points a side), the mix of units no unit beats on average is "]
+                        if rep.matrix.budget is not None else
+                        ["one unit a side, the mix of units no unit beats on average is "])
+    for k, (i, r) in enumerate(nash.iterrows()):
+        parts += [", " if k else "", f"{r['unit']} ", Link(fmt(r["weight"], "pct"), row_id("nash", i), "nash")]
+    if not len(nash):
+        parts.append("not defined (too few cells fought)")
+    parts.append(".")
+    if rep.matrix.budget is None and not getattr(rep.ruleset, "fields_copies", True):
+        # A designer reading "buy the dearest unit" here needs to know cost never entered the fight.
+        parts.append(f" {rep.ruleset.id} cannot field copies ({rep.ruleset.copies_refusal}), so this matrix ignores "
+                     "cost and dearer units win here by design; cost enters only through the ")
+        parts.append(Link("fair prices", "fair-points", "fair-points"))
+        parts.append(" below.")
+    return Finding("Equilibrium", tuple(parts))
+
+
+def _dominated(rep: Any) -> Finding | None:
+    dom, n = rep.balance.dominated, len(rep.matrix.units)
+    if not len(dom):
+        return Finding("Dominance", ("no unit is dominated: each one does something better than every other.",))
+    names = ", ".join(str(u) for u in dom["unit"])
+    return Finding("Dominance", (Link(fmt(len(dom), "int"), "dominance", "dominance"), " of ",
+                                 Link(fmt(n, "int"), "units", "units"), " units are dominated (another unit does "
+                                 f"at least as well against everyone): {names}.",))
+
+
+def _cycles(rep: Any) -> Finding:
+    cyc = rep.balance.cycles
+    if not len(cyc):
+        return Finding("Cycles", ("no rock-paper-scissors triple (a beats b beats c beats a) beyond the noise.",))
+    items = []
+    for i, r in cyc.head(HOW_MANY).iterrows():
+        items.append((f"{r['unit_a']} beats {r['unit_b']}, {r['unit_b']} beats {r['unit_c']}, {r['unit_c']} beats "
+                      f"{r['unit_a']} (weakest link: payoff ", Link(fmt(r["weakest_link"], "prob"),
+                                                                    row_id("cycle", i), "cycles"), ")"))
+    more = f" ({len(cyc) - HOW_MANY} more in the table)" if len(cyc) > HOW_MANY else ""
+    return Finding("Cycles", (Link(fmt(len(cyc), "int"), "cycles", "cycles"),
+                              f" rock-paper-scissors triple{'s' if len(cyc) > 1 else ''}{more}:"), tuple(items))
+
+
+def noisy_cells(rep: Any) -> int:
+    """Cells whose 95% half-width is wider than the target (they stopped at the trial cap)."""
+    long = rep.matrix.long
+    fought = long[long["trials"] > 0]
+    half = (fought["p_attacker_hi"] - fought["p_attacker_lo"]) / 2
+    return int((half > rep.settings["half_width"] * (1 + 1e-9)).sum())
+
+
+def _noise(rep: Any) -> list[Finding]:
+    out = []
+    st, noisy = rep.cell_stats(), noisy_cells(rep)
+    if noisy:
+        out.append(Finding("Noise", (Link(fmt(noisy, "int"), "settings", "settings"), " of ",
+                                     Link(fmt(st["cells_fought"], "int"), "settings", "settings"),
+                                     " cells stopped at the trial cap of ",
+                                     Link(fmt(rep.settings["max_trials"], "int"), "settings", "settings"),
+                                     " fights wider than the target half-width of ",
+                                     Link(f"±{100 * rep.settings['half_width']:.2g} pp", "settings", "settings"),
+                                     " (widest ", Link(f"±{100 * st['widest_half_width']:.2f} pp", "settings",
+                                                       "settings"), ").")))
+    mis = rep.balance.misfit
+    if mis.get("warning"):
+        out.append(Finding("Model misfit", ("the one-number-per-unit strength model is off by ",
+                                            Link(f"{mis.get('rms_pp', math.nan):.1f} pp", "rankings", "rankings"),
+                                            " RMS against ", Link(f"{mis.get('noise_rms_pp', math.nan):.2f} pp", "rankings",
+                                                                  "rankings"),
+                                            " of noise: read the matrix and the worst cells, not only the ranking.")))
+    return out
+
+
+#: A unit fielding less than this share of the budget is named in the "Unspent points" finding.
+UNSPENT_SHARE = 0.95
+
+
+def _unspent(rep: Any) -> Finding | None:
+    """Units whose whole copies leave over 5% of the budget unspent: the matrix handicaps them, their prices do not."""
+    budget, fp = rep.matrix.budget, rep.balance.fair_points
+    if budget is None or "fielded" not in fp or not len(fp):
+        return None
+    fielded = pd.to_numeric(fp["fielded"], errors="coerce")
+    short = fp[fielded < UNSPENT_SHARE * float(budget)]
+    if not len(short):
+        return None
+    parts: list[Any] = [f"at {fmt(budget, 'points')} points a side, whole copies leave "]
+    for k, (i, r) in enumerate(short.iterrows()):
+        parts += [", " if k else "", f"{r['unit']} with ", _fair_link(fmt(r["fielded"], "points"), i)]
+    parts.append(" points on the table. Their matrix cells, rankings and Nash weights carry that handicap; their "
+                 "fair prices are per point and do not (a price that divides the budget spends it all).")
+    return Finding("Unspent points", tuple(parts))
+
+
+def _baseline(rep: Any) -> Finding | None:
+    diff = getattr(rep, "baseline", None)
+    if diff is None:
+        return None
+    ch = diff.changed()
+    counts = {k: int((ch["kind"] == k).sum()) for k in ("cell", "ranking", "fair price")}
+    if not len(ch):
+        return Finding("Since the baseline", ("no number changed by more than its noise (",
+                                              Link("details", "baseline", "baseline"), ")."))
+    return Finding("Since the baseline", (Link(fmt(counts["cell"], "int"), "baseline", "baseline"), " cells, ",
+                                          Link(fmt(counts["ranking"], "int"), "baseline", "baseline"),
+                                          " ranking numbers and ", Link(fmt(counts["fair price"], "int"), "baseline",
+                                                                        "baseline"),
+                                          " fair prices changed beyond their noise."))
+
+
+def _next_steps(rep: Any) -> Finding:
+    fp = rep.balance.fair_points
+    items: list[tuple[Any, ...]] = []
+    if len(fp):
+        for over in (True, False):
+            side = _side(fp, over, None)  # every flagged unit gets its step, not only the three shown above
+            for i, r in side[side["flagged"].astype(bool)].iterrows():
+                fair = _num(r["fair_points"])
+                verb = "lower" if over else "raise"
+                if math.isnan(fair):
+                    items.append((f"{verb} the cost of {r['unit']} well {'below' if over else 'above'} its ",
+                                  _fair_link(fmt(r["points"], "points"), i),
+                                  " points: its fair price lies beyond what this roster can measure (",
+                                  _fair_link("extrapolation", i), ")"))
+                else:
+                    items.append((f"{verb} the cost of {r['unit']} from ", _fair_link(fmt(r["points"], "points"), i),
+                                  " towards ", _fair_link(fmt(fair, "points"), i)))
+    noisy = noisy_cells(rep)
+    if noisy:
+        items.append(("raise the trial cap (", Code("--max-trials"), ", now ",
+                      Link(fmt(rep.settings["max_trials"], "int"), "settings", "settings"), "): ",
+                      Link(fmt(noisy, "int"), "settings", "settings"), " cells are noisier than the target"))
+    dom = rep.balance.dominated
+    if len(dom):
+        first = dom.iloc[0]
+        items.append((f"give the dominated units a role of their own or a lower cost (e.g. {first['unit']}, "
+                      f"dominated by {str(first['dominated_by']).split('; ')[0]}; ",
+                      Link("table", "dominance", "dominance"), ")"))
+    if not items:
+        items.append(("nothing stands out at this precision; a larger roster or more trials would test it further",))
+    return Finding("What to try next", (), tuple(items))
+
+
+def findings(rep: Any) -> list[Finding]:
+    """The findings of a built :class:`analysis.report.build.Report`, in reading order."""
+    out: list[Finding] = [_mix(rep), *_pricing(rep)]
+    for extra in (_dominated(rep), _cycles(rep), _unspent(rep), *_noise(rep), _baseline(rep)):
+        if extra is not None:
+            out.append(extra)
+    out.append(_next_steps(rep))
+    return out
+
+
+def markdown(items: Sequence[Finding]) -> list[str]:
+    """The findings as Markdown bullets (numbers link to summary.md's own headings)."""
+    from .safe_markdown import md_link, md_text
+
+    def part(p: Any) -> str:
+        if isinstance(p, Link):
+            return md_link(p.text, "#" + p.md_anchor)
+        return f"`{p.text}`" if isinstance(p, Code) else md_text(p)
+
+    def parts(ps: Sequence[Any]) -> str:
+        return "".join(part(p) for p in ps)
+
+    lines = []
+    for f in items:
+        lines.append(f"- **{md_text(f.title)}**" + (": " + parts(f.parts) if f.parts else ":"))
+        lines += [f"  - {parts(i)}" for i in f.items]
+    return lines

@@ -1,0 +1,97 @@
+"""``summary.md`` and ``index.md``: the findings and headline tables in Markdown.
+
+Same human headers and number formats as ``report.html`` (:mod:`analysis.report.tables`);
+every cell and every piece of roster text is escaped (:mod:`analysis.report.safe_markdown`),
+so a unit name can never become a link, a script or a broken table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from . import tables as rt
+from .findings import findings
+from .findings import markdown as findings_markdown
+from .safe_markdown import md_cell, md_link, md_text
+
+__all__ = ["summary", "index"]
+
+
+def summary(rep: Any) -> str:
+    """summary.md of a built :class:`analysis.report.build.Report`."""
+    rs, b, st = rep.ruleset, rep.balance, rep.cell_stats()
+    m = rep.matrix
+    lines = [f"# {md_text(rs.title)} ({md_text(rs.id)}): balance summary", "",
+             f"Roster: {md_cell(rep.roster.source)}"
+             + (f" ({md_cell(rep.roster.description)})" if rep.roster.description else ""),
+             f"Rules: {md_text(rs.source)}; spec `{rs.spec.replace('`', '')}`; damage unit: {md_text(rs.damage_unit)}.",
+             "", "## Findings", "", *findings_markdown(findings(rep)), "", "## Settings", "",
+             (f"Equal points: each side fields floor({m.budget:g} / points) copies of its unit "
+              f"({md_text(', '.join(f'{u} x{k}' for u, k in m.copies.items()))})."
+              if m.budget is not None else "One unit a side (no budget)."),
+             f"Seed {rep.settings['seed']}, target half-width ±{100 * rep.settings['half_width']:.2g} pp, "
+             f"cap {rep.settings['max_trials']:,} trials per cell; {st['trials_total']:,} fights in "
+             f"{st['cells_fought']} cells (widest half-width ±{100 * st['widest_half_width']:.2f} pp); "
+             f"rounds = {m.settings.get('rounds')}.", ""]
+    switches = rep.options_table()
+    set_ = switches[switches["set_by"] != "default"]
+    lines += ["Switches: " + (", ".join(f"{md_cell(o)}={md_cell(v)} ({s})" for o, v, s in
+                                        zip(set_["option"], set_["value"], set_["set_by"])) or "all defaults") + ".", ""]
+    if m.excluded:
+        lines += ["Left out (cannot fight): " + "; ".join(f"{md_cell(u)}: {md_cell(w)}" for u, w in m.excluded.items()),
+                  ""]
+    ranking_cols = [c for c in rt.RANKINGS if c.key not in ("opponents", "draw_rate", "loss_rate", "elo")]
+    adv = b.attacker_advantage
+    lines += ["## Rankings", "", "Side-averaged mean rates against the other units (mirror matches excluded); "
+              "strength: Bradley-Terry logit with 95% interval; =3: a tie.", "",
+              rt.markdown_table(b.rankings, ranking_cols), "",
+              f"Attacker advantage: {adv['attacker_advantage']:+.3f} logit (s.e. {adv['attacker_advantage_se']:.3f}).",
+              ""]
+    nash = b.nash[pd.to_numeric(b.nash["weight"], errors="coerce").fillna(0) > 0]
+    nash = nash.sort_values("weight", ascending=False, kind="mergesort")
+    lines += ["## Nash equilibrium", "", rt.markdown_table(nash, rt.NASH), ""]
+    lines += ["## Dominated units", "", rt.markdown_table(b.dominated, rt.DOMINATED), ""]
+    lines += ["## Intransitive triples", "", rt.markdown_table(b.cycles, rt.CYCLES), ""]
+    lines += ["## Fair prices", "", rt.markdown_table(b.fair_points, rt.FAIR_POINTS), "", "Points efficiency:", "",
+              rt.markdown_table(b.efficiency, rt.EFFICIENCY), "", md_text(b.model_text()), ""]
+    if rep.one_for_one is not None:
+        wide = (100 * rep.one_for_one.wide("p_attacker")).rename_axis("attacker").reset_index()
+        cols = [rt.Column("attacker", "Attacker \\ defender")] + [rt.Column(c, str(c), "num") for c in wide.columns[1:]]
+        for c in wide.columns[1:]:
+            wide[c] = [rt.fmt(v / 100, "pct") for v in wide[c]]
+        lines += ["## One unit a side", "", "P(attacker wins) with one unit a side whatever it costs "
+                  "(rows attack, columns defend):", "", rt.markdown_table(wide, cols), ""]
+    if rep.baseline is not None:
+        ch = rep.baseline.changed()
+        lines += ["## Changes since the baseline", "", f"Compared with {md_cell(rep.settings.get('baseline', ''))}: "
+                  f"{len(ch)} numbers changed by more than {rep.baseline.z:g} standard errors "
+                  "(all compared numbers: [baseline_diff.csv](baseline_diff.csv)).", ""]
+        if len(ch):
+            from .diff import QUANTITIES
+
+            labels = {q: lab for _, _, q, _, lab in QUANTITIES}
+            lines += [rt.markdown_table(rt.diff_frame(ch.head(40), labels), rt.DIFF), ""]
+    lines += ["## Files", "", "Full report: [report.html](report.html). Tables: "
+              + ", ".join(f"[{n}]({n})" for n in rep.file_names() if n.endswith(".csv")), ""]
+    return "\n".join(lines)
+
+
+def index(headlines: Sequence[Mapping[str, Any]], failed: Mapping[str, str]) -> str:
+    """index.md of ``report --all``."""
+    md = ["# meleelab balance reports", "", "One report per registered ruleset (shipped roster), made by "
+          "`meleelab report --all --out reports/`.", ""]
+    frame = pd.DataFrame(list(headlines))
+    if len(frame):
+        view = rt.table_view(frame, rt.HEADLINE)
+        head = "| " + " | ".join(md_cell(h.text) for h in view.headers) + " |"
+        rule = "|" + "|".join("---:" if h.numeric else ":---" for h in view.headers) + "|"
+        md += [head, rule]
+        for rid, row in zip(frame["ruleset"], view.rows):
+            link = md_link(rid, f"{rid}/report.html") + " (" + md_link("summary", f"{rid}/summary.md") + ")"
+            md.append("| " + " | ".join([link] + [md_cell(c.text) for c in row.cells[1:]]) + " |")
+        md.append("")
+    md += [f"- **{md_cell(k)}** not generated: {md_cell(v)}" for k, v in failed.items()]
+    return "\n".join(md) + "\n"

@@ -1,0 +1,140 @@
+"""How units are fielded in an analysis: copies under a budget, identical profiles, the run context.
+
+* :func:`fielded_copies` checks a budget against a roster once, up front, so a
+  budget that no unit can field (mecha) or that exceeds a ruleset's per-side
+  limits is one clear line instead of a matrix of failed cells.
+* :func:`profile_key` names a unit's fighting profile (every field but ``name``
+  and ``points``): units with the same key fight exactly alike, so analyses pool
+  them and give them identical answers. :func:`twin_key` adds the copies fielded,
+  so units that also cost the same (and so field the same copies) are *twins*.
+* :class:`RunContext` keeps everything needed to run further cells on the same
+  streams and settings as a matrix (fights at other copy counts for fair prices).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import sim
+from sim.budget import copies_for, resolve_budget
+from sim.errors import InputError, MatchupError
+from sim.roster import Roster
+from sim.ruleset import Rounds, Ruleset
+from sim.rulesets import get_ruleset
+
+__all__ = ["profile_key", "twin_key", "fielded_copies", "RunContext", "budget_in_force"]
+
+
+def _canonical(x: Any) -> Any:
+    """Plain JSON-able values with a fixed order (tuples as lists, dataclasses as dicts)."""
+    if isinstance(x, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(x.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(x, (list, tuple)):
+        return [_canonical(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        return float(x)
+    if hasattr(x, "to_dict"):
+        return _canonical(x.to_dict())
+    if hasattr(x, "__dataclass_fields__"):
+        import dataclasses
+
+        return _canonical(dataclasses.asdict(x))
+    return x
+
+
+def _digest(obj: Any) -> str:
+    text = json.dumps(_canonical(obj), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def profile_key(rs: Ruleset, unit: Any) -> str:
+    """Digest of the unit's fighting profile: every field except ``name`` and ``points``."""
+    d = {k: v for k, v in rs.unit_to_dict(unit).items() if k not in ("name", "points")}
+    return _digest({"ruleset": rs.id, "profile": d})
+
+
+def twin_key(rs: Ruleset, unit: Any, copies: int = 1) -> str:
+    """Digest of the profile and the copies fielded: twins fight every matchup exactly alike."""
+    return _digest({"profile": profile_key(rs, unit), "copies": int(copies)})
+
+
+def budget_in_force(rs: Ruleset, roster: Roster, budget: Any) -> float | None:
+    """The budget an analysis uses (given, else the roster's), refused where copies cannot be fielded."""
+    b = resolve_budget(budget, roster.budget)
+    if b is not None and not rs.fields_copies:
+        raise InputError(f"{rs.id}: {rs.copies_refusal}, so equal-points fights (--budget) are not available; "
+                         "its fair prices come from the calibration model")
+    return b
+
+
+def fielded_copies(rs: Ruleset, roster: Roster, names: Sequence[str], budget: float | None) -> dict[str, int]:
+    """Copies each unit fields under ``budget`` (1 each without one), checked against the ruleset's limits."""
+    if budget is None:
+        return {n: 1 for n in names}
+    out = {}
+    for n in names:
+        unit = roster.unit(n)
+        k = copies_for(unit, budget)
+        try:
+            rs.copies(unit, k)
+        except MatchupError as e:
+            raise InputError(f"budget {budget:g}: {e}") from None
+        out[n] = k
+    return out
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """The settings a matrix ran with, so further cells run exactly alike (same root seed and streams).
+
+    Attributes
+    ----------
+    ruleset : str
+    roster : Roster
+    root : numpy.random.SeedSequence
+    rounds, max_rounds : run length
+    states, overrides, options : mapping
+        As given to the matrix (text when ``from_text``).
+    half_width, max_trials : cell precision
+    workers : int
+    from_text : bool
+    budget : float or None
+    executor : object or None
+        Where cells run (a Dask client; None: local processes).
+    store : analysis.runs.store.ResultsStore or None
+        Finished cells kept across runs (further cells are stored and reused too).
+    """
+
+    ruleset: str
+    roster: Roster
+    root: np.random.SeedSequence
+    rounds: Rounds
+    max_rounds: int
+    states: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    half_width: float | None = 0.01
+    max_trials: int = 32_768
+    workers: int = 1
+    from_text: bool = False
+    budget: float | None = None
+    executor: Any = field(default=None, repr=False, compare=False)
+    store: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def rs(self) -> Ruleset:
+        return get_ruleset(self.ruleset)
+
+    def build(self, attacker: Any, defender: Any, copies: Mapping[str, int] | None = None) -> tuple[Any, Any]:
+        """``sim.build_matchup`` with this context's settings; ``copies`` overrides the budget's."""
+        kw: dict[str, Any] = {"copies": copies} if copies is not None else {"budget": self.budget or "none"}
+        return sim.build_matchup(self.rs, attacker, defender, states=self.states, overrides=self.overrides,
+                                 options=self.options, roster=self.roster, from_text=self.from_text, **kw)

@@ -1,0 +1,388 @@
+"""Matchup matrices: every unit against every unit, each cell run adaptively in blocks.
+
+A cell is one attacker-defender pair. Its random numbers come from the stream
+``(stable_key(attacker), stable_key(defender))``, block ``b`` from
+``sim.rng.block_rng(root, *stream, b)``: the same addressing as
+:func:`sim.engine.run_tally`, so a cell that ran ``k`` blocks holds exactly the
+counts of ``sim.fight(..., trials=k * BLOCK_TRIALS, stream=stream)``, and its
+numbers depend neither on the roster order, nor on the other cells, nor on the
+number of worker processes.
+
+Cells run block by block until the Wilson 95% half-width of ``p_attacker``,
+``p_defender`` and ``p_draw`` is at most ``half_width``, or ``max_trials`` is reached.
+
+With a ``budget`` (equal-points matchups) each side fields
+``floor(budget / points)`` copies of its unit (:mod:`sim.budget`); the long frame
+says how many (``attacker_copies``, ``defender_copies``) and the points actually
+on the table (``attacker_fielded``, ``defender_fielded``).
+
+Cells run through the block runner of :mod:`analysis.runs.jobs`; the matrix's
+files are written by :mod:`analysis.report.writers` (a run returns data, it
+writes no report files).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import sim
+from sim.api import provenance as _provenance
+from sim.errors import InputError, MatchupError, Where
+from sim.limits import MAX_MATRIX_UNITS, PlanBudget, check_max_rounds, check_trials
+from sim.results import FightResult
+from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence, stable_key
+from sim.roster import Roster
+from sim.ruleset import Rounds, Ruleset, parse_rounds
+from sim.rulesets import get_ruleset
+
+from ..stats.estimates import tally_row
+from .fielding import RunContext, budget_in_force, fielded_copies, profile_key
+from .jobs import CellJob, JobResult, ProgressCallback, run_jobs
+
+__all__ = [
+    "MatchupMatrix",
+    "matchup_matrix",
+    "CellJob",
+    "JobResult",
+    "run_jobs",
+    "resolve_roster",
+    "check_run_settings",
+    "cell_stream",
+    "LONG_COLUMNS",
+    "saved_matrix",
+]
+
+#: Column order of ``MatchupMatrix.long`` and ``matrix_long.csv``.
+LONG_COLUMNS = [
+    "attacker", "defender", "trials",
+    "p_attacker", "p_attacker_lo", "p_attacker_hi", "p_attacker_se",
+    "p_defender", "p_defender_lo", "p_defender_hi", "p_defender_se",
+    "p_draw", "p_draw_lo", "p_draw_hi", "p_draw_se",
+    "damage_to_attacker", "damage_to_attacker_se", "damage_to_defender", "damage_to_defender_se",
+    "mean_rounds", "mean_rounds_se", "capped", "points_attacker", "points_defender",
+    "attacker_copies", "defender_copies", "attacker_fielded", "defender_fielded", "note",
+]
+
+
+# ------------------------------------------------------------- shared checks
+def resolve_roster(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
+    """The roster object for ``roster`` (a Roster, a file path, or None for the shipped roster)."""
+    if roster is None:
+        return sim.default_roster(rs.id)
+    if isinstance(roster, Roster):
+        if roster.ruleset != rs.id:
+            raise InputError(f"{roster.source}: a {roster.ruleset} roster, expected a {rs.id} roster")
+        return roster
+    return sim.load_roster(roster, rs.id)
+
+
+def check_run_settings(rs: Ruleset, rounds: Rounds | str | None, max_rounds: int, trials: int,
+                       what: str = "--trials") -> Rounds:
+    """Validate rounds, max_rounds and a trial count; return the rounds to use."""
+    rounds = rs.default_rounds if rounds is None else parse_rounds(rounds, Where())
+    check_max_rounds(max_rounds)
+    check_trials(trials, what)
+    return rounds
+
+
+def cell_stream(attacker: str, defender: str) -> tuple[int, int]:
+    """The stream address of the cell ``attacker`` vs ``defender`` (stable across runs and processes)."""
+    return stable_key(attacker), stable_key(defender)
+
+
+def _points(unit: Any) -> float:
+    p = getattr(unit, "points", None)
+    return float(p) if p is not None else float("nan")
+
+
+# ------------------------------------------------------------------- matrix
+@dataclass
+class MatchupMatrix:
+    """Every unit as attacker against every unit as defender.
+
+    Attributes
+    ----------
+    ruleset : str
+        Ruleset id.
+    units : list of str
+        Unit names, in order (units that can fight no one are left out, see ``excluded``).
+    long : pandas.DataFrame
+        One row per attacker-defender pair (columns :data:`LONG_COLUMNS`). A pair
+        that cannot fight (``MatchupError``) has ``trials == 0``, NaN numbers and
+        the reason in ``note``.
+    results : dict
+        ``(attacker, defender) -> sim.FightResult`` for the pairs that fought.
+    settings : dict
+    provenance : dict
+        Seed entropy, versions, block size, stream addressing.
+    excluded : dict
+        Unit name -> why it was left out (it could fight no one, e.g. a flier in mecha).
+    budget : float or None
+        Equal-points budget (None: one unit a side).
+    copies : dict
+        Unit name -> copies it fields (1 without a budget).
+    profiles : dict
+        Unit name -> :func:`analysis.runs.fielding.profile_key` (same key: the same fighting profile).
+    context : RunContext or None
+        How to run further cells exactly alike (fights at other copy counts).
+    resumed_cells : int
+        Cells taken from the results store instead of simulated (not part of
+        ``settings``: the numbers are the same either way).
+    """
+
+    ruleset: str
+    units: list[str]
+    long: pd.DataFrame
+    results: dict[tuple[str, str], FightResult]
+    settings: dict[str, Any]
+    provenance: dict[str, Any]
+    excluded: dict[str, str] = field(default_factory=dict)
+    budget: float | None = None
+    copies: dict[str, int] = field(default_factory=dict)
+    profiles: dict[str, str] = field(default_factory=dict)
+    context: Any = field(default=None, repr=False)
+    resumed_cells: int = 0
+
+    def twins(self) -> dict[str, str]:
+        """Unit name -> twin key (same profile and same copies: the unit fights exactly like its twins)."""
+        return {u: f"{self.profiles.get(u, u)}x{self.copies.get(u, 1)}" for u in self.units}
+
+    def wide(self, value: str = "p_attacker") -> pd.DataFrame:
+        """``value`` as attacker rows x defender columns (in unit order)."""
+        if value not in self.long.columns:
+            raise InputError(f"matrix: no column {value!r} (columns: {', '.join(self.long.columns)})")
+        w = self.long.pivot(index="attacker", columns="defender", values=value)
+        w = w.reindex(index=self.units, columns=self.units)
+        w.index.name, w.columns.name = "attacker", "defender"
+        return w
+
+    def side_averaged(self) -> pd.DataFrame:
+        """Each unit against each opponent, averaged over the two roles.
+
+        ``p_win(u, o) = (P(u wins attacking o) + P(u wins defending against o)) / 2``,
+        likewise ``p_loss`` and ``p_draw``; ``p_win_se`` from the two cells'
+        binomial errors (independent streams); ``payoff = p_win - p_loss``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``unit, opponent, p_win, p_loss, p_draw, p_win_se, payoff, payoff_se``.
+        """
+        by = self.long.set_index(["attacker", "defender"])
+        rows = []
+        for u in self.units:
+            for o in self.units:
+                a, d = by.loc[(u, o)], by.loc[(o, u)]  # u attacking o; o attacking u (u defends)
+                p_win = (a.p_attacker + d.p_defender) / 2
+                p_loss = (a.p_defender + d.p_attacker) / 2
+                p_draw = (a.p_draw + d.p_draw) / 2
+                win_se = math.sqrt(a.p_attacker_se ** 2 + d.p_defender_se ** 2) / 2
+                # per-cell variance of the (win - loss) indicator, combined over the two cells
+                var_a = _payoff_var(a.p_attacker, a.p_defender, a.trials)
+                var_d = _payoff_var(d.p_defender, d.p_attacker, d.trials)
+                rows.append({"unit": u, "opponent": o, "p_win": p_win, "p_loss": p_loss, "p_draw": p_draw,
+                             "p_win_se": win_se, "payoff": p_win - p_loss,
+                             "payoff_se": math.sqrt(var_a + var_d) / 2})
+        return pd.DataFrame(rows, columns=["unit", "opponent", "p_win", "p_loss", "p_draw", "p_win_se", "payoff",
+                                           "payoff_se"])
+
+    def payoff_matrix(self) -> pd.DataFrame:
+        """Unit x opponent side-averaged ``p_win - p_loss`` (antisymmetric, zero diagonal)."""
+        s = self.side_averaged()
+        w = s.pivot(index="unit", columns="opponent", values="payoff").reindex(index=self.units, columns=self.units)
+        w.index.name, w.columns.name = "unit", "opponent"
+        return w
+
+
+def saved_matrix(frame: pd.DataFrame, ruleset: str, meta: Mapping[str, Any] | None = None) -> MatchupMatrix:
+    """A matrix read back from ``matrix_long.csv`` (and ``matrix.json`` when given): no fights, no results.
+
+    With the JSON the units keep their order, copies, budget and profiles, so the
+    balance tables pool twins exactly as they did when the matrix ran.
+    """
+    meta = dict(meta or {})
+    names = list(dict.fromkeys(list(frame["attacker"].astype(str)) + list(frame["defender"].astype(str))))
+    units = [u for u in meta.get("units", names) if u in names] or names
+    frame = frame.copy()
+    frame.attrs["ruleset"] = ruleset
+    return MatchupMatrix(ruleset, units, frame, {}, dict(meta.get("settings", {})), dict(meta.get("provenance", {})),
+                         dict(meta.get("excluded", {})), meta.get("budget"),
+                         {u: int(k) for u, k in (meta.get("copies") or {}).items()},
+                         dict(meta.get("profiles") or {}), None)
+
+
+def _payoff_var(p_win: float, p_loss: float, n: int) -> float:
+    if not n:
+        return float("nan")
+    return (p_win + p_loss - (p_win - p_loss) ** 2) / n
+
+
+def matchup_matrix(
+    ruleset: str | Ruleset,
+    roster: Roster | str | Path | None = None,
+    units: Sequence[str] | None = None,
+    *,
+    half_width: float | None = 0.005,
+    max_trials: int = 2_000_000,
+    seed: SeedLike = None,
+    rounds: Rounds | str | None = None,
+    max_rounds: int = 50,
+    states: Mapping[str, Mapping[str, Any]] | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    options: Mapping[str, Any] | None = None,
+    workers: int = 1,
+    progress: ProgressCallback | None = None,
+    from_text: bool = False,
+    budget: Any = None,
+    executor: Any = None,
+    store: Any = None,
+) -> MatchupMatrix:
+    """Run every unit as attacker against every unit as defender (mirror matches included).
+
+    Parameters
+    ----------
+    ruleset : str or Ruleset
+    roster : Roster, path or None
+        Default: the ruleset's shipped roster.
+    units : sequence of str, optional
+        A subset of the roster's units, in this order (default: all).
+    half_width : float or None
+        Target Wilson 95% half-width of p_attacker and p_defender per cell
+        (0.005 = +-0.5 percentage points). ``None`` runs ``max_trials`` in every cell.
+    max_trials : int
+        Trial cap per cell.
+    seed : int, SeedSequence or None
+        ``None`` draws fresh entropy (recorded in ``provenance["seed_entropy"]``).
+    rounds : int or "end", optional
+        Default: the ruleset's.
+    max_rounds : int
+    states, overrides, options : mapping, optional
+        As in :func:`sim.fight`; states and overrides apply to every cell by role
+        (``{"defender": {"evading": True}}`` makes every defender evade).
+    workers : int
+        Processes (results identical for any value).
+    progress : callable, optional
+        ``progress(cells_done, cells_total)``.
+    from_text : bool
+        State/override/option values are text (``--set``).
+    budget : number, "none" or None
+        Equal-points matchups: each side fields ``floor(budget / points)`` copies
+        of its unit; default the roster's ``budget`` (``"none"``: one unit a side).
+    executor : object, optional
+        A ``dask.distributed.Client`` (or anything with its ``submit`` shape) to run
+        the blocks on instead of local processes (results identical).
+    store : analysis.runs.store.ResultsStore, optional
+        Reuse finished cells from it and save new ones as they finish.
+
+    Returns
+    -------
+    MatchupMatrix
+
+    Examples
+    --------
+    >>> from analysis.runs.matrix import matchup_matrix
+    >>> m = matchup_matrix("mecha", units=["AFS", "Nutrocker"], seed=1)
+    >>> m.wide().shape
+    (2, 2)
+    """
+    rs = get_ruleset(ruleset)
+    ros = resolve_roster(rs, roster)
+    rounds = check_run_settings(rs, rounds, max_rounds, max_trials, "max_trials")
+    if half_width is not None:
+        if isinstance(half_width, bool) or not isinstance(half_width, (int, float)) or not 0 < half_width < 0.5:
+            raise InputError(f"half_width: got {half_width!r}, expected a number between 0 and 0.5 (0.005 = 0.5 pp)")
+    if units is not None and (isinstance(units, str) or not isinstance(units, Sequence)
+                              or not all(isinstance(u, str) for u in units)):
+        raise InputError(f"units: got {units!r:.60}, expected a list of unit names or None")
+    names = list(ros.names if units is None else units)
+    if not names:
+        raise InputError(f"{ros.source}: no units to put in a matrix")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"--units: {', '.join(dup)} named more than once")
+    for n in names:
+        ros.unit(n)  # one-line error listing the roster's names
+    if len(names) > MAX_MATRIX_UNITS:
+        raise InputError(f"{ros.source}: {len(names)} units, a matrix takes at most {MAX_MATRIX_UNITS} "
+                         "(pass a subset of them as units)")
+    in_force = budget_in_force(rs, ros, budget)
+    copies = fielded_copies(rs, ros, names, in_force)
+    root = root_sequence(seed)
+    context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
+                         dict(options or {}), half_width, int(max_trials), workers, from_text, in_force,
+                         executor, store)
+    plan_budget = PlanBudget("matrix")
+
+    plans: dict[tuple[str, str], tuple[Any, Any]] = {}
+    notes: dict[tuple[str, str], str] = {}
+    for a in names:
+        for d in names:
+            try:
+                plans[(a, d)] = context.build(a, d)
+                plan_budget.add(rs, plans[(a, d)][1])
+            except MatchupError as e:
+                notes[(a, d)] = str(e)
+    excluded = {u: notes[(u, u)] for u in names
+                if all((u, o) in notes and (o, u) in notes for o in names)}
+    kept = [u for u in names if u not in excluded]
+    if not kept:
+        raise InputError(f"{ros.source}: no pair of these units can fight ({next(iter(notes.values()))})")
+
+    jobs = [CellJob((a, d), plans[(a, d)][1], cell_stream(a, d), int(max_trials), half_width,
+                    identity=plans[(a, d)][0])
+            for a in kept for d in kept if (a, d) in plans]
+    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
+                    executor=executor, store=store)
+
+    settings = {
+        "rounds": rounds, "max_rounds": int(max_rounds), "half_width": half_width, "max_trials": int(max_trials),
+        "block_trials": BLOCK_TRIALS, "roster": ros.source, "units": kept, "budget": in_force,
+        "states": {k: dict(v) for k, v in (states or {}).items()},
+        "overrides": {k: dict(v) for k, v in (overrides or {}).items()},
+        "options": dict(next(iter(plans.values()))[0].options) if plans else {},
+    }
+    seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
+    prov = _provenance(root, ruleset=rs.id, spec=rs.spec, seed=seed_out,
+                       stream="(blake2b-128(attacker name), blake2b-128(defender name), block)")
+    rows, results = [], {}
+    for a in kept:
+        for d in kept:
+            if (a, d) in plans:
+                matchup = plans[(a, d)][0]
+                tally = done[(a, d)].tally
+                row = {"attacker": a, "defender": d, **tally_row(tally), "note": ""}
+                row["points_attacker"], row["points_defender"] = _points(ros.unit(a)), _points(ros.unit(d))
+                row["attacker_copies"], row["defender_copies"] = matchup.copies["attacker"], matchup.copies["defender"]
+                row["attacker_fielded"], row["defender_fielded"] = _points(matchup.attacker), _points(matchup.defender)
+                cell_settings = {"rounds": rounds, "max_rounds": int(max_rounds), "states": matchup.states,
+                                 "options": matchup.options, "overrides": settings["overrides"],
+                                 "attacker_profile": rs.unit_rows(matchup.attacker),
+                                 "defender_profile": rs.unit_rows(matchup.defender),
+                                 "budget": in_force, "copies": dict(matchup.copies),
+                                 "fielded": {"attacker": _points(matchup.attacker),
+                                             "defender": _points(matchup.defender)}}
+                results[(a, d)] = FightResult(rs, a, d, tally, cell_settings,
+                                              {**prov, "stream": list(cell_stream(a, d))}, seed_out)
+            else:
+                row = {"attacker": a, "defender": d, "trials": 0, "note": notes[(a, d)],
+                       "points_attacker": _points(ros.unit(a)), "points_defender": _points(ros.unit(d)),
+                       "attacker_copies": copies[a], "defender_copies": copies[d],
+                       "attacker_fielded": copies[a] * _points(ros.unit(a)),
+                       "defender_fielded": copies[d] * _points(ros.unit(d))}
+            rows.append(row)
+    long = pd.DataFrame(rows).reindex(columns=LONG_COLUMNS)
+    long["trials"] = long["trials"].astype(np.int64)
+    for c in ("attacker_copies", "defender_copies"):
+        long[c] = long[c].astype(np.int64)
+    long["note"] = long["note"].fillna("")
+    profiles = {u: profile_key(rs, ros.unit(u)) for u in kept}
+    return MatchupMatrix(rs.id, kept, long, results, settings, prov, excluded, in_force,
+                         {u: copies[u] for u in kept}, profiles, context,
+                         sum(r.from_store for r in done.values()))

@@ -1,0 +1,267 @@
+"""The results store: finished cells kept in SQLite so a rerun computes only what is missing.
+
+Each cell's tallies are saved under a key that digests *everything* its numbers
+depend on, built generically (no list of today's settings to keep up to date):
+
+* the ruleset id and spec, the seed (root entropy and spawn key), ``rounds`` and
+  ``max_rounds``;
+* every field of the :class:`~analysis.runs.jobs.CellJob` except its caller-side
+  name (stream, trial cap, stopping rule, batch size, and any field added later);
+  its ``identity`` is the :class:`~sim.ruleset.Matchup` (both units' full
+  definitions after overrides, states, options) and its ``plan`` is what the
+  kernel runs, so a setting that reaches the simulation is in the key whichever
+  way it gets there;
+* the versions of meleelab, NumPy and the digest of the simulator's source
+  (``sim`` and the stopping rule in ``analysis/runs/jobs.py``): results of other
+  code are never reused.
+
+Values are canonicalised before hashing (dataclasses field by field, mappings
+sorted, sets sorted, arrays by dtype, shape and bytes), so the key is the same
+in every process and on every machine. Tallies are stored as JSON (exact
+integers), never pickled: a store copied from elsewhere cannot run code.
+
+Rows are committed one cell at a time, so a killed run loses only the cells in
+flight. One writer at a time (the process running the cells).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sim.errors import OutputError
+from sim.rng import BLOCK_TRIALS
+from sim.ruleset import Rounds, Ruleset
+from sim.tally import Moments, Tally
+
+__all__ = ["ResultsStore", "canonical", "digest", "tally_to_dict", "tally_from_dict", "STORE_FORMAT"]
+
+#: Bumped when the stored layout or the key recipe changes (old rows are then never matched).
+STORE_FORMAT = 1
+
+#: CellJob fields that name a job for its caller and never change its numbers.
+_NOT_IN_KEY = {"key"}
+
+
+# ------------------------------------------------------------------ keys
+def canonical(x: Any) -> Any:
+    """A JSON-able value equal for equal inputs in any process (see the module docstring)."""
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return {"float": float(x).hex()}
+    if isinstance(x, enum.Enum):
+        return {"enum": f"{type(x).__module__}.{type(x).__qualname__}", "value": canonical(x.value)}
+    if isinstance(x, np.ndarray):
+        a = np.ascontiguousarray(x)
+        return {"array": a.dtype.str, "shape": list(a.shape), "sha256": hashlib.sha256(a.tobytes()).hexdigest()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {"type": f"{type(x).__module__}.{type(x).__qualname__}",
+                "fields": {f.name: canonical(getattr(x, f.name)) for f in dataclasses.fields(x)}}
+    if isinstance(x, dict):
+        items = [(json.dumps(canonical(k), sort_keys=True), canonical(v)) for k, v in x.items()]
+        return {"map": sorted(items)}
+    if isinstance(x, (list, tuple)):
+        return [canonical(v) for v in x]
+    if isinstance(x, (set, frozenset)):
+        return {"set": sorted(json.dumps(canonical(v), sort_keys=True) for v in x)}
+    if isinstance(x, type) or callable(x):
+        return {"callable": f"{getattr(x, '__module__', '?')}.{getattr(x, '__qualname__', repr(x))}"}
+    if hasattr(x, "__dict__"):
+        return {"type": f"{type(x).__module__}.{type(x).__qualname__}", "fields": canonical(vars(x))}
+    # last resort: an object without a stable repr makes a key that never matches (recomputed, never wrong)
+    return {"repr": repr(x)}
+
+
+def digest(x: Any) -> str:
+    """SHA-256 of the canonical JSON of ``x``."""
+    text = json.dumps(canonical(x), sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """Digest of the simulator's source: ``sim/**/*.py`` and the stopping rule's module."""
+    import sim
+
+    from . import jobs
+
+    root = Path(sim.__file__).parent
+    files = [(str(p.relative_to(root.parent)), p) for p in sorted(root.rglob("*.py"))]
+    files.append(("analysis/runs/jobs.py", Path(jobs.__file__)))
+    h = hashlib.sha256()
+    for name, p in files:
+        h.update(name.encode("utf-8") + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def cell_key(ruleset: Ruleset, root: np.random.SeedSequence, rounds: Rounds, max_rounds: int, job: Any) -> str | None:
+    """The store key of ``job`` (``None`` when the job has no ``identity``)."""
+    if getattr(job, "identity", None) is None:
+        return None
+    import sim
+
+    fields = {f.name: getattr(job, f.name) for f in dataclasses.fields(job) if f.name not in _NOT_IN_KEY}
+    return digest({
+        "format": STORE_FORMAT, "ruleset": ruleset.id, "spec": ruleset.spec,
+        "seed": {"entropy": root.entropy, "spawn_key": list(root.spawn_key), "pool_size": root.pool_size},
+        "rounds": rounds, "max_rounds": int(max_rounds), "block_trials": BLOCK_TRIALS, "job": fields,
+        "versions": {"meleelab": sim.__version__, "numpy": np.__version__, "code": code_digest()},
+    })
+
+
+# ------------------------------------------------------------- tallies
+def _moments_to(m: Moments) -> dict[str, Any]:
+    return {"total": int(m.total), "total_sq": int(m.total_sq), "hist": [int(v) for v in m.hist]}
+
+
+def _moments_from(d: dict[str, Any]) -> Moments:
+    return Moments(int(d["total"]), int(d["total_sq"]), np.asarray(d["hist"], dtype=np.int64))
+
+
+def tally_to_dict(t: Tally) -> dict[str, Any]:
+    """Every field of a :class:`~sim.tally.Tally` as exact JSON values."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(t):
+        v = getattr(t, f.name)
+        if isinstance(v, Moments):
+            out[f.name] = {"moments": _moments_to(v)}
+        elif isinstance(v, np.ndarray):
+            out[f.name] = {"int64": v.tolist(), "shape": list(v.shape)}
+        elif isinstance(v, dict):
+            out[f.name] = {"extras": {k: _moments_to(m) for k, m in v.items()}}
+        elif isinstance(v, tuple):
+            out[f.name] = {"tuple": list(v)}
+        else:
+            out[f.name] = int(v)
+    return out
+
+
+def tally_from_dict(d: dict[str, Any]) -> Tally:
+    """Inverse of :func:`tally_to_dict`."""
+    t = Tally(int(d["n_categories"]), tuple(d["extra_names"]["tuple"]))
+    for name, v in d.items():
+        if name in ("n_categories", "extra_names"):
+            continue
+        if isinstance(v, dict) and "moments" in v:
+            setattr(t, name, _moments_from(v["moments"]))
+        elif isinstance(v, dict) and "int64" in v:
+            setattr(t, name, np.asarray(v["int64"], dtype=np.int64).reshape(v["shape"]))
+        elif isinstance(v, dict) and "extras" in v:
+            setattr(t, name, {k: _moments_from(m) for k, m in v["extras"].items()})
+        else:
+            setattr(t, name, int(v))
+    return t
+
+
+# ---------------------------------------------------------------- store
+class ResultsStore:
+    """Finished cells in one SQLite file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The database file (created with its folder).
+    fresh : bool
+        Ignore what is stored (``--fresh``): nothing is read, new results are
+        still saved (replacing old rows).
+    """
+
+    def __init__(self, path: str | Path, *, fresh: bool = False) -> None:
+        self.path = Path(path)
+        self.fresh = fresh
+        self._db: sqlite3.Connection | None = None
+        with self._errors("open"):
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise sqlite3.OperationalError(e.strerror or type(e).__name__) from None
+            try:
+                self._open()
+            except sqlite3.DatabaseError:
+                if not fresh:
+                    raise
+                self.close()  # --fresh ignores the store anyway: start a new one in place of a damaged file
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                self._open()
+
+    def _open(self) -> None:
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        # WAL with synchronous=NORMAL survives a killed process (not a power cut) and commits fast
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, format INTEGER NOT NULL, "
+                         "label TEXT, tally TEXT NOT NULL, blocks TEXT)")
+
+    @contextlib.contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """SQLite errors (a full disk, a damaged or foreign file) as one-line :class:`~sim.errors.OutputError`."""
+        try:
+            yield
+        except sqlite3.Error as e:
+            why = " ".join(str(e).split()) or type(e).__name__
+            hint = "" if doing != "open" else "; delete it, or run again with --fresh to start a new one"
+            raise OutputError(f"{self.path}: cannot {doing} the results store ({why}){hint}") from None
+
+    key = staticmethod(cell_key)
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError(f"{self.path}: results store is closed")
+        return self._db
+
+    def get(self, key: str) -> tuple[Tally, list[Tally] | None] | None:
+        """The stored ``(tally, blocks)`` of ``key``, or None."""
+        if self.fresh:
+            return None
+        with self._errors("read"):
+            row = self.db.execute("SELECT tally, blocks FROM cells WHERE key = ? AND format = ?",
+                                  (key, STORE_FORMAT)).fetchone()
+        if row is None:
+            return None
+        try:
+            blocks = None if row[1] is None else [tally_from_dict(b) for b in json.loads(row[1])]
+            return tally_from_dict(json.loads(row[0])), blocks
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None  # a row that does not parse (edited outside meleelab): recomputed, then replaced
+
+    def put(self, key: str, tally: Tally, blocks: list[Tally] | None = None, label: str = "") -> None:
+        """Save one finished cell (committed at once)."""
+        row = (key, STORE_FORMAT, label, json.dumps(tally_to_dict(tally)),
+               None if blocks is None else json.dumps([tally_to_dict(b) for b in blocks]))
+        with self._errors("write"):
+            self.db.execute("INSERT OR REPLACE INTO cells (key, format, label, tally, blocks) VALUES (?, ?, ?, ?, ?)",
+                            row)
+
+    def __len__(self) -> int:
+        with self._errors("read"):
+            return int(self.db.execute("SELECT COUNT(*) FROM cells").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the file (the write-ahead log is folded into it)."""
+        if self._db is not None:
+            db, self._db = self._db, None
+            try:
+                db.close()
+            except sqlite3.Error:  # pragma: no cover - the log could not be folded in (a full disk): rows stay in it
+                pass
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,80 @@
+"""The game behind a balance table: its equilibrium mix and how firmly each unit holds its place in it.
+
+The roster is read as a symmetric zero-sum game: each player picks a unit, and
+the payoff is the picker's side-averaged P(win) - P(loss) against the other's
+pick. :func:`nash_equilibrium` solves it with a linear programme (HiGHS);
+:func:`nash_support_share` redraws the payoff table within its Monte Carlo error
+and counts how often each unit keeps weight.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+__all__ = ["nash_equilibrium", "complete_block", "solve_game", "nash_support_share"]
+
+
+def complete_block(pay: pd.DataFrame) -> pd.DataFrame:
+    """Drop units (most missing cells first) until the payoff table has no gaps."""
+    pay = pay.copy()
+    while pay.isna().to_numpy().any():
+        worst = pay.isna().sum(axis=0) + pay.isna().sum(axis=1)
+        pay = pay.drop(index=worst.idxmax(), columns=worst.idxmax())
+    return pay
+
+
+def nash_equilibrium(payoff: pd.DataFrame) -> pd.Series:
+    """Equilibrium mix of the symmetric zero-sum game with this payoff table.
+
+    Solves max v s.t. sum_i x_i A[i, j] >= v for every opponent j, sum x = 1,
+    x >= 0 with ``scipy.optimize.linprog`` (HiGHS). For an antisymmetric payoff
+    the value is 0. Units in cells that were not fought are left out (weight NaN).
+    When several equilibria exist, HiGHS returns one vertex of the set.
+
+    Returns
+    -------
+    Series
+        Weight per unit (sums to 1); ``.attrs["value"]`` the game value.
+    """
+    block = complete_block(payoff)
+    out = pd.Series(np.nan, index=payoff.index, name="weight")
+    if len(block) == 0:
+        return out
+    x, value = solve_game(block.to_numpy(float))
+    out[block.index] = x
+    out.attrs["value"] = value
+    return out
+
+
+def solve_game(a: np.ndarray) -> tuple[np.ndarray, float]:
+    """Row player's equilibrium mix and the value of the zero-sum game with payoff ``a``."""
+    k = len(a)
+    c = np.zeros(k + 1)
+    c[-1] = -1.0
+    a_ub = np.hstack([-a.T, np.ones((k, 1))])
+    a_eq = np.hstack([np.ones((1, k)), np.zeros((1, 1))])
+    res = optimize.linprog(c, A_ub=a_ub, b_ub=np.zeros(k), A_eq=a_eq, b_eq=[1.0],
+                           bounds=[(0, None)] * k + [(None, None)], method="highs")
+    if not res.success:  # pragma: no cover - a finite game always has an equilibrium
+        raise RuntimeError(f"linprog failed: {res.message}")
+    x = np.clip(res.x[:k], 0, None)
+    x[x < 1e-9] = 0.0
+    return x / x.sum(), float(res.x[-1])
+
+
+def nash_support_share(pay: pd.DataFrame, se: pd.DataFrame, replicates: int = 100, seed: int = 0) -> pd.Series:
+    """Share of payoff tables redrawn within Monte Carlo error whose equilibrium uses each unit."""
+    block = complete_block(pay)
+    err = se.reindex(index=block.index, columns=block.columns).fillna(0).to_numpy(float)
+    a = block.to_numpy(float)
+    rng = np.random.default_rng(seed)
+    hits = np.zeros(len(a))
+    for _ in range(replicates):
+        noise = rng.standard_normal(a.shape) * err
+        noise = np.triu(noise, 1) - np.triu(noise, 1).T  # keep the table antisymmetric
+        hits += solve_game(a + noise)[0] > 1e-6
+    out = pd.Series(np.nan, index=pay.index, name="support_share")
+    out[block.index] = hits / replicates
+    return out

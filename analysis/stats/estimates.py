@@ -1,0 +1,159 @@
+"""Estimates with their uncertainty: Wilson intervals for proportions, standard errors for means.
+
+Everything here reads integer tallies (:class:`sim.tally.Tally`) or results
+(:class:`sim.FightResult`) and returns plain numbers or tidy pandas frames; no
+simulation happens here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+import sim
+from sim.stats import Z95, wilson_interval
+from sim.tally import Moments, Tally
+
+__all__ = [
+    "Estimate",
+    "wilson",
+    "wilson_half_width",
+    "proportion",
+    "mean_estimate",
+    "result_frame",
+    "tally_row",
+    "CSV_FLOAT_FORMAT",
+]
+
+#: Fixed float formatting of every CSV we write (same seed -> identical bytes).
+CSV_FLOAT_FORMAT = "%.6f"
+
+#: ``wilson(k, n)``: the Wilson 95% score interval (re-export of :func:`sim.stats.wilson_interval`).
+wilson = wilson_interval
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A value with its standard error, 95% interval and sample size.
+
+    Attributes
+    ----------
+    value : float
+    se : float
+        Standard error (for proportions, ``sqrt(p (1 - p) / n)``).
+    lo, hi : float
+        95% interval (Wilson for proportions, normal for means).
+    n : int
+        Trials behind the estimate.
+    """
+
+    value: float
+    se: float
+    lo: float
+    hi: float
+    n: int
+
+    @property
+    def half_width(self) -> float:
+        """Half the width of the 95% interval."""
+        return (self.hi - self.lo) / 2
+
+
+def wilson_half_width(successes: int, n: int) -> float:
+    """Half-width of the Wilson 95% interval of ``successes / n`` (``inf`` when ``n == 0``)."""
+    if n <= 0:
+        return math.inf
+    lo, hi = wilson_interval(int(successes), int(n))
+    return (hi - lo) / 2
+
+
+def proportion(successes: int, n: int) -> Estimate:
+    """A proportion with its binomial standard error and Wilson 95% interval."""
+    if n <= 0:
+        nan = float("nan")
+        return Estimate(nan, nan, nan, nan, 0)
+    p = successes / n
+    lo, hi = wilson_interval(int(successes), int(n))
+    return Estimate(p, math.sqrt(p * (1 - p) / n), lo, hi, int(n))
+
+
+def mean_estimate(moments: Moments, n: int) -> Estimate:
+    """The mean of a tallied quantity, its standard error and a normal 95% interval."""
+    mean, se = moments.mean_se(n)
+    if not math.isfinite(se):
+        return Estimate(mean, se, float("nan"), float("nan"), int(n))
+    return Estimate(mean, se, mean - Z95 * se, mean + Z95 * se, int(n))
+
+
+def tally_row(tally: Tally) -> dict[str, float]:
+    """Headline numbers of one matchup's tally as a flat row (the matrix's columns).
+
+    Returns
+    -------
+    dict
+        ``trials``, ``p_attacker``/``p_defender``/``p_draw`` with ``_se``, ``_lo``,
+        ``_hi``; ``damage_to_attacker``/``damage_to_defender``/``mean_rounds``
+        with ``_se``; ``capped`` (share of fights stopped by ``max_rounds``).
+    """
+    n = tally.trials
+    row: dict[str, float] = {"trials": n}
+    for name, code in (("p_attacker", 1), ("p_defender", 2), ("p_draw", 0)):
+        e = proportion(int(tally.wins[code]), n)
+        row[name], row[f"{name}_se"], row[f"{name}_lo"], row[f"{name}_hi"] = e.value, e.se, e.lo, e.hi
+    for name, m in (("damage_to_attacker", tally.damage_to_attacker),
+                    ("damage_to_defender", tally.damage_to_defender), ("mean_rounds", tally.rounds)):
+        e = mean_estimate(m, n)
+        row[name], row[f"{name}_se"] = e.value, e.se
+    row["capped"] = tally.capped / n if n else float("nan")
+    return row
+
+
+def result_frame(result: sim.FightResult) -> pd.DataFrame:
+    """Every estimate of a fight as tidy rows.
+
+    Parameters
+    ----------
+    result : sim.FightResult
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``quantity, side, value, se, lo, hi, n``. Quantities: ``win``
+        (sides attacker, defender, draw), ``damage_to`` (attacker, defender),
+        ``rounds`` (side ``both``), ``capped``, ``category:<name>`` per side and
+        ``extra:<name>`` (side ``both``). Proportions carry Wilson intervals,
+        means normal intervals from their standard errors.
+
+    Examples
+    --------
+    >>> import sim
+    >>> from analysis.stats.estimates import result_frame
+    >>> r = sim.fight("mecha", "AFS", "Nutrocker", trials=65_536, seed=1)
+    >>> list(result_frame(r).columns)
+    ['quantity', 'side', 'value', 'se', 'lo', 'hi', 'n']
+    """
+    t = result.tally
+    n = t.trials
+    rows: list[dict[str, object]] = []
+
+    def add(quantity: str, side: str, e: Estimate) -> None:
+        rows.append({"quantity": quantity, "side": side, "value": e.value, "se": e.se, "lo": e.lo, "hi": e.hi, "n": e.n})
+
+    for side, code in (("attacker", 1), ("defender", 2), ("draw", 0)):
+        add("win", side, proportion(int(t.wins[code]), n))
+    add("damage_to", "attacker", mean_estimate(t.damage_to_attacker, n))
+    add("damage_to", "defender", mean_estimate(t.damage_to_defender, n))
+    add("rounds", "both", mean_estimate(t.rounds, n))
+    add("capped", "both", proportion(int(t.capped), n))
+    for i, side in enumerate(("attacker", "defender")):
+        for j, cat in enumerate(result.ruleset.outcome_categories):
+            add(f"category:{cat}", side, proportion(int(t.categories[i, j]), n))
+    for extra in result.ruleset.extras:
+        m = t.extras[extra.name]
+        if extra.kind == "proportion":
+            add(f"extra:{extra.name}", "both", proportion(int(m.total), n))
+        else:
+            add(f"extra:{extra.name}", "both", mean_estimate(m, n))
+    return pd.DataFrame(rows, columns=["quantity", "side", "value", "se", "lo", "hi", "n"])

@@ -1,0 +1,212 @@
+"""Balance metrics from a matchup matrix: rankings, strengths, equilibrium, dominance, cycles, fair points.
+
+Every function accepts a :class:`analysis.runs.matrix.MatchupMatrix` or its ``long``
+frame alone (one row per attacker-defender pair with at least ``attacker``,
+``defender``, ``p_attacker``, ``p_defender``, ``p_draw``; ``trials`` gives the
+standard errors, ``points_attacker``/``points_defender`` the points), so the
+metrics are tested on hand-built matrices with known answers.
+
+Conventions
+-----------
+* A fight's *score* for a unit is 1 for a win, 1/2 for a draw, 0 for a loss.
+* *Side-averaged* numbers average the unit's two roles against an opponent
+  (as attacker against it, and as defender against it), so charging advantage
+  cancels out. The *payoff* is side-averaged P(win) - P(loss).
+* Mirror matches are kept in the matrix but left out of mean win rates.
+* A difference "counts" (dominance, cycles) when it exceeds a multiple of the
+  Monte Carlo standard error (1.96, Bonferroni-corrected where many pairs are
+  compared; point estimates when no ``trials`` column gives errors).
+
+This module assembles every table into a :class:`BalanceSummary`; the metrics
+come from :mod:`.strength`, :mod:`.equilibrium`, :mod:`.dominance` and
+:mod:`.fair_prices`. Nothing here fights: the copy curves behind fair prices
+are completed by :func:`analysis.runs.balance.balance_summary`, which then
+calls :func:`summarise`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sim.errors import InputError
+
+from .dominance import dominated_units, intransitive_triples
+from .equilibrium import complete_block, nash_equilibrium, nash_support_share
+from .fair_prices import fair_prices, points_efficiency
+from .pooling import collapse, expand_pairs, expand_units, twin_classes
+from .strength import _points, _units, bradley_terry, long_frame, mean_win_rate, payoff_matrix, side_averaged
+
+__all__ = ["BalanceSummary", "summarise"]
+
+
+# ---------------------------------------------------------------- summary
+@dataclass(frozen=True)
+class BalanceSummary:
+    """Every balance table for one matrix.
+
+    Attributes
+    ----------
+    ruleset : str
+    units : list of str
+    rankings : DataFrame
+        Per unit: mean win/draw/loss/score with intervals, Bradley-Terry strength with
+        interval and Elo, Nash weight and support share, rank by strength (ties share a rank).
+    side_averaged, payoff, bradley_terry, nash, dominated, cycles, fair_points, efficiency : DataFrame
+    attacker_advantage : dict
+        Logit advantage of attacking, its s.e. and the BT dispersion.
+    misfit : dict
+        How far the strength model is from the cells (see :func:`analysis.stats.strength.bt_misfit`).
+    model : str
+        The statistical conventions and the fair-price model, stated in words.
+    notes : list of str
+    budget : float or None
+        Equal-points budget of the matrix (None: one unit a side).
+    twins : dict
+        Representative -> units pooled with it (identical profile and copies).
+    """
+
+    ruleset: str
+    units: list[str]
+    rankings: pd.DataFrame
+    side_averaged: pd.DataFrame
+    payoff: pd.DataFrame
+    bradley_terry: pd.DataFrame
+    nash: pd.DataFrame
+    dominated: pd.DataFrame
+    cycles: pd.DataFrame
+    fair_points: pd.DataFrame
+    efficiency: pd.DataFrame
+    attacker_advantage: dict[str, float]
+    model: str
+    notes: list[str] = field(default_factory=list)
+    misfit: dict[str, Any] = field(default_factory=dict)
+    budget: float | None = None
+    twins: dict[str, list[str]] = field(default_factory=dict)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """CSV name -> frame for every table."""
+        out = {"rankings": self.rankings, "side_averaged": self.side_averaged,
+               "payoff": self.payoff.rename_axis("unit").reset_index(), "nash": self.nash,
+               "dominated": self.dominated, "cycles": self.cycles, "fair_points": self.fair_points,
+               "points_efficiency": self.efficiency}
+        worst = self.misfit.get("worst")
+        if isinstance(worst, pd.DataFrame):
+            out["model_misfit"] = worst
+        curves = self.fair_points.attrs.get("curves")
+        if curves:
+            from .copy_curves import curves_frame
+
+            out["copy_curves"] = curves_frame(curves)
+        return out
+
+    def model_text(self) -> str:
+        return "\n".join([self.model] + self.notes)
+
+
+class _Collapsed:
+    """A matrix-like view (``long``, ``units``) of the twin-collapsed long frame."""
+
+    def __init__(self, long: pd.DataFrame, units: list[str]) -> None:
+        self.long = long
+        self.units = units
+
+
+def _rank_with_ties(values: np.ndarray, errors: np.ndarray) -> np.ndarray:
+    """Competition ranks by value (descending); values equal to 1e-9 share a rank."""
+    order = np.argsort(-values, kind="mergesort")
+    ranks = np.empty(len(values), int)
+    for pos, i in enumerate(order):
+        if pos and abs(values[i] - values[order[pos - 1]]) <= 1e-9:
+            ranks[i] = ranks[order[pos - 1]]
+        else:
+            ranks[i] = pos + 1
+    return ranks
+
+
+def summarise(matrix: Any, *, seed: int = 0, curves: Any = None) -> BalanceSummary:
+    """Compute every balance metric for ``matrix`` (a MatchupMatrix or its long frame).
+
+    Twins (units with the same profile that field the same copies) are pooled
+    first (:mod:`.pooling`), so they get identical rows, prices and flags, and
+    share one Nash weight equally. With a budget and ``curves`` (the copy curves
+    completed by :func:`analysis.runs.balance.balance_summary`) the fair prices
+    come from equal-points fights at neighbouring copy counts; otherwise from the
+    calibration model. Nothing is fought here.
+    """
+    frame = long_frame(matrix)
+    units = _units(matrix, frame)
+    if len(units) < 2:
+        raise InputError(f"balance: needs at least two units that fought (got {len(units)}: {', '.join(units)})")
+    if isinstance(matrix, pd.DataFrame):
+        ruleset = str(matrix.attrs.get("ruleset", ""))
+    else:
+        ruleset = getattr(matrix.ruleset, "id", None) or str(matrix.ruleset)
+    classes = twin_classes(matrix, units)
+    if len(classes) < 2:
+        raise InputError(f"balance: {', '.join(units)} fight exactly alike (same profile and copies): "
+                         "a balance needs at least two units that differ")
+    cm = _Collapsed(collapse(frame, classes), list(classes))
+    sa = side_averaged(cm)
+    pay = payoff_matrix(cm, sa=sa)
+    pay_se = payoff_matrix(cm, "payoff_se", sa=sa)
+    rates = mean_win_rate(cm, sa=sa)
+    bt, info = bradley_terry(cm, full=True)
+    weights = nash_equilibrium(pay)
+    share = nash_support_share(pay, pay_se, seed=seed)
+    reps = list(classes)
+    nash_rows = []
+    for r in reps:
+        w = weights.get(r, np.nan)
+        for m in classes[r]:
+            nash_rows.append({"unit": m, "weight": w / len(classes[r]) if w == w else np.nan,
+                              "support_share": share.get(r, np.nan)})
+    nash = pd.DataFrame(nash_rows, columns=["unit", "weight", "support_share"])
+    fair = fair_prices(matrix, seed=seed, bt=(bt, info), classes=classes, curves=curves)
+    dominated = dominated_units(cm, sa=sa)
+    if len(dominated):
+        dominated = expand_units(dominated, classes)
+        dominated["dominated_by"] = ["; ".join(m for d in str(by).split("; ") for m in classes.get(d, [d]))
+                                     for by in dominated["dominated_by"]]
+    cycles = intransitive_triples(cm, sa=sa)
+    rates_x = expand_units(rates, classes)
+    bt_x = expand_units(bt, classes)
+    eff = points_efficiency(rates_x, fair, _points(matrix))
+    rk = rates_x.merge(bt_x.rename(columns={"lo": "strength_lo", "hi": "strength_hi", "se": "strength_se"}), on="unit")
+    rk["nash_weight"] = rk["unit"].map(dict(zip(nash["unit"], nash["weight"])))
+    rk = rk.sort_values("strength", ascending=False, kind="mergesort").reset_index(drop=True)
+    rk.insert(0, "rank", _rank_with_ties(rk["strength"].to_numpy(float), rk["strength_se"].to_numpy(float)))
+    sa_x = expand_pairs(sa, classes)
+    pay_x = payoff_matrix(_Collapsed(frame, units), sa=sa_x) if any(len(m) > 1 for m in classes.values()) else pay
+    misfit = info.get("misfit", {})
+    notes = [f"Nash value {abs(weights.attrs.get('value', float('nan'))):.2e} (0 for a symmetric game); "
+             "support_share: share of 100 payoff tables redrawn within Monte Carlo error whose equilibrium "
+             "gives the unit weight.",
+             "Bradley-Terry intervals measure Monte Carlo noise only. Model misfit: "
+             f"{misfit.get('rms_pp', float('nan')):.2f} pp RMS between model and cells against "
+             f"{misfit.get('noise_rms_pp', float('nan')):.2f} pp of noise"
+             + (f" ({misfit['warning']})" if misfit.get("warning") else " (within the noise)") + ".",
+             f"Fair prices: {fair.attrs.get('note', '')}."]
+    twins = {r: m for r, m in classes.items() if len(m) > 1}
+    if twins:
+        notes.append("Twins pooled (same profile and copies, identical answers): "
+                     + "; ".join(", ".join(m) for m in twins.values()) + ".")
+    left_out = [u for u in reps if u not in complete_block(pay).index]
+    if left_out:
+        notes.append("Left out of the equilibrium and dominance (some of their matchups were not fought): "
+                     + ", ".join(left_out) + ".")
+    budget = getattr(matrix, "budget", None)
+    fielding = (f"Equal points: each side fields floor({budget:g} / points) copies of its unit." if budget is not None
+                else "One unit a side (no budget).")
+    model = (f"{fielding}\nConventions: score = win + draw/2; side-averaged = the mean of the unit's attacker and "
+             "defender cells against an opponent; payoff = side-averaged P(win) - P(loss); mirror matches "
+             "excluded from mean rates; dominance needs no opponent where the dominator is worse by 1.96 s.e. "
+             "(an exact tie is not worse) and one where it is better by a Bonferroni-corrected margin; cycle "
+             "edges are Bonferroni-corrected over pairs.\n"
+             + " ".join(str(fair.attrs.get(k, "")) for k in ("definition", "model", "intervals")))
+    adv = {k: float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
+    return BalanceSummary(ruleset, units, rk, sa_x, pay_x, bt_x, nash, dominated, cycles, fair, eff, adv, model,
+                          notes, misfit, budget, twins)
