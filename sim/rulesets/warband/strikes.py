@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .._alias import AliasBits
+from ...kernels.alias import AliasBits
 from .batches import MAX_TABLE_ATTACKS, several_batch_distribution
 from .single import batch_distribution
 from .tables import (
@@ -70,7 +70,7 @@ class Alias:
 
     An outcome is named by its flat index ``row * K + column``, which the owner's outcome
     arrays (new codes, hits) are indexed by. A draw is one 32-bit uniform through
-    :class:`.._alias.AliasBits` (a power-of-two number of slots a row, integer arithmetic
+    :class:`sim.kernels.alias.AliasBits` (a power-of-two number of slots a row, integer arithmetic
     only): each outcome's probability is exact to within (slots a row) x ``2**-32``.
     """
 
