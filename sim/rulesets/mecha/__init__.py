@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dice import DiceStream
-from ..errors import InputError, MatchupError, Where
-from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
-from ..ruleset import END, Matchup, Rounds, Ruleset
-from ..schema import Field, StateField, points_field
+from ...dice import DiceStream
+from ...errors import InputError, MatchupError, Where
+from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
+from ...ruleset import END, Matchup, Rounds, Ruleset
+from ...schema import Field, StateField, points_field
 
 __all__ = ["MechaUnit", "Chart", "Mecha", "RULESET", "RESULTS"]
 
@@ -253,7 +253,7 @@ class Mecha(Ruleset):
     # ------------------------------------------------------------- reference
     def working_set(self, plan: MechaPlan, n: int) -> int:
         """Memory guard estimate: tiny tables, a few small arrays per fight (measured under 40 bytes)."""
-        from ..limits import table_bytes
+        from ...limits import table_bytes
 
         return table_bytes(plan) + 256 * int(n)
 
