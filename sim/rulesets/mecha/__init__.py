@@ -12,115 +12,31 @@ by a ``[chart]`` table in a roster or a chart file).
 A fight is a 9-state Markov chain (each side unharmed / immobilised / destroyed)
 driven by one joint roll of two dice per round, so the kernel draws one integer
 in 0..35 per fight and round and moves every fight through a 9 x 36 table.
+
+Modules: ``units`` (the unit, the chart and its result codes), ``plan`` (the
+transition table), ``kernel`` (the vectorised kernel) and ``reference`` (the
+scalar reference the kernel is tested against).
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ...dice import DiceStream
-from ...errors import InputError, MatchupError, Where
-from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
-from ...ruleset import END, Matchup, Rounds, Ruleset
+from ...errors import MatchupError, Where
+from ...outcomes import Outcomes, TrialOutcome
+from ...ruleset import Matchup, Rounds, Ruleset
 from ...schema import Field, StateField, points_field
+from . import kernel
+from .plan import MechaPlan, _transition_table
+from .reference import resolve_fight
+from .units import RESULTS, Chart, MechaUnit, load_chart_file
 
 __all__ = ["MechaUnit", "Chart", "Mecha", "RULESET", "RESULTS"]
-
-#: Chart result codes and their severity (the damage unit).
-RESULTS = {"-": 0, "M": 1, "D": 2}
-UNHARMED, IMMOBILISED, DESTROYED = 0, 1, 2
-
-
-@dataclass(frozen=True, slots=True)
-class MechaUnit:
-    """One armoured suit, walker or vehicle."""
-
-    name: str
-    defence: int
-    physical: int
-    armour: str
-    engageable: bool = True
-    points: float | None = None
-
-
-@dataclass(frozen=True)
-class Chart:
-    """Armour Resistance Chart: per letter, the result for totals <=1, 2, 3, 4, 5, 6.
-
-    Totals below 1 read the first column; totals of 7 or more are no effect.
-    """
-
-    rows: Mapping[str, tuple[str, ...]]
-    name: str = "custom"
-
-    def lookup(self, letter: str, total: int) -> str:
-        """The result code a unit with armour ``letter`` takes on ``total``."""
-        if total >= 7:
-            return "-"
-        return self.rows[letter][max(total, 1) - 1]
-
-    def to_jsonable(self) -> dict[str, Any]:
-        return {"name": self.name, "rows": {k: "".join(v) for k, v in self.rows.items()}}
-
-    @staticmethod
-    def reconstructed() -> "Chart":
-        """The spec's default: letter index k (A=0): D if total <= 2+k, M if total = 3+k."""
-        rows = {}
-        for k, letter in enumerate("ABCDE"):
-            rows[letter] = tuple("D" if t <= 2 + k else "M" if t == 3 + k else "-" for t in range(1, 7))
-        return Chart(rows, "reconstructed")
-
-    @staticmethod
-    def wide() -> "Chart":
-        """The spec's alternative: the M band is two totals wide (3+k..4+k)."""
-        rows = {}
-        for k, letter in enumerate("ABCDE"):
-            rows[letter] = tuple("D" if t <= 2 + k else "M" if t <= 4 + k else "-" for t in range(1, 7))
-        return Chart(rows, "wide")
-
-    @staticmethod
-    def from_table(table: Any, where: Where) -> "Chart":
-        """Validate a ``[chart]`` table: ``A = ["D", "D", "M", "-", "-", "-"]`` (totals <=1..6)."""
-        if not isinstance(table, Mapping) or not table:
-            raise where.error("chart", table, "a table of armour letters, each a list of 6 results")
-        rows = {}
-        for letter, cells in table.items():
-            if not (isinstance(letter, str) and len(letter) == 1 and letter.isupper()):
-                raise where.error(f"chart.{letter}", cells, "an armour letter A..Z as the key")
-            if isinstance(cells, str):
-                cells = list(cells)
-            if not isinstance(cells, list) or len(cells) != 6 or any(c not in RESULTS for c in cells):
-                raise where.error(f"chart.{letter}", cells, 'six results for totals <=1..6, each "-", "M" or "D"')
-            rows[letter] = tuple(cells)
-        return Chart(rows, "custom")
-
-
-def load_chart_file(path: str) -> Chart:
-    """A chart from a TOML file holding a ``[chart]`` table (or the letters at top level)."""
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such chart file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise InputError(f"{path}: cannot read chart file ({e})") from None
-    return Chart.from_table(data.get("chart", data), Where(path))
-
-
-@dataclass(frozen=True)
-class MechaPlan:
-    matchup: Matchup
-    chart: Chart
-    #: transition[s, j]: state after one round from state s = 3*sev_a + sev_d on joint dice j = 6*(a-1) + (d-1)
-    transition: NDArray[np.int8]
-    start: int
-    second_m_destroys: bool
 
 
 class Mecha(Ruleset):
@@ -205,50 +121,16 @@ class Mecha(Ruleset):
 
     # ---------------------------------------------------------------- kernel
     def simulate(self, plan: MechaPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
-        limit = max_rounds if rounds == END else int(rounds)
-        if limit == 1:
-            # One round from a single start state: only the joint dice matter, so
-            # count them (36 bins) and map the counts to final states.
-            counts = np.bincount(rng.integers(0, 36, size=n, dtype=np.int8), minlength=36).astype(np.int64)
-            by_state = np.bincount(plan.transition[plan.start], weights=counts, minlength=9).astype(np.int64)
-            return self.outcomes_from_states(np.arange(9), np.ones(9, np.int64), by_state, rounds, limit)
-        state, n_rounds = self.final_states(
-            plan, n, lambda r, idx: rng.integers(0, 36, size=len(idx), dtype=np.int8), rounds, max_rounds)
-        code = state.astype(np.int64) * (limit + 1) + n_rounds
-        counts = np.bincount(code, minlength=9 * (limit + 1))
-        nz = np.flatnonzero(counts)
-        return self.outcomes_from_states(nz // (limit + 1), nz % (limit + 1), counts[nz].astype(np.int64), rounds, limit)
+        return kernel.simulate(plan, n, rng, rounds, max_rounds)
 
     def final_states(self, plan: MechaPlan, n: int, roll, rounds: Rounds, max_rounds: int) -> tuple[NDArray, NDArray]:
-        """Final state (3*sev_a + sev_d) and rounds fought of ``n`` fights.
-
-        Dice come from ``roll(round, trial_indices)``, which returns one joint
-        roll 6*(a-1) + (d-1) per listed fight: the kernel draws them, tests pass
-        the same dice they give the reference.
-        """
-        limit = max_rounds if rounds == END else int(rounds)
-        T = plan.transition
-        all_idx = np.arange(n)
-        state = T[plan.start][roll(1, all_idx)]
-        n_rounds = np.ones(n, np.int64)
-        alive = all_idx[~_ABSORBING[state]]
-        r = 1
-        while alive.size and r < limit:
-            r += 1
-            state[alive] = T[state[alive], roll(r, alive)]
-            n_rounds[alive] = r
-            alive = alive[~_ABSORBING[state[alive]]]
-        return state, n_rounds
+        """Final state (3*sev_a + sev_d) and rounds fought of ``n`` fights (:func:`.kernel.final_states`)."""
+        return kernel.final_states(plan, n, roll, rounds, max_rounds)
 
     @staticmethod
     def outcomes_from_states(states: NDArray, n_rounds: NDArray, weights: NDArray, rounds: Rounds, limit: int) -> Outcomes:
-        states = np.asarray(states)
-        sev_a, sev_d = states // 3, states % 3
-        capped = (rounds == END) & (n_rounds >= limit) & ~_ABSORBING[states]
-        winner = np.where(sev_a < sev_d, ATTACKER, np.where(sev_a > sev_d, DEFENDER, DRAW))
-        winner = np.where(capped, DRAW, winner).astype(np.int8)
-        return Outcomes(winner, sev_a, sev_d, sev_a.astype(np.int8), sev_d.astype(np.int8),
-                        np.asarray(n_rounds, np.int64), capped, weights=weights)
+        """Outcomes of fights ending in these states (:func:`.kernel.outcomes_from_states`)."""
+        return kernel.outcomes_from_states(states, n_rounds, weights, rounds, limit)
 
     # ------------------------------------------------------------- reference
     def working_set(self, plan: MechaPlan, n: int) -> int:
@@ -258,91 +140,10 @@ class Mecha(Ruleset):
         return table_bytes(plan) + 256 * int(n)
 
     def resolve_one(self, plan: MechaPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
-        m, chart = plan.matchup, plan.chart
-        immobilised = {side: bool(m.state(side, "immobilised")) for side in ("attacker", "defender")}
-        destroyed = {"attacker": False, "defender": False}
-        wants_to_evade = bool(m.state("defender", "evading"))
-        limit = max_rounds if rounds == END else int(rounds)
-        fought = 0
-        while fought < limit:
-            fought += 1
-            # Declarations: the defender evades if it chose to and is not immobilised.
-            evading = wants_to_evade and not immobilised["defender"]
-            # Rolls: the evader's opponent does not roll at all.
-            rollers = ["defender"] if evading else ["attacker", "defender"]
-            results = {}
-            for side in rollers:
-                unit = m.unit(side)
-                total = dice.d6() + unit.defence + unit.physical
-                if immobilised[side]:
-                    total -= 2
-                if side == "defender" and evading:
-                    total += 2
-                # Each unit reads its own total under its own armour letter.
-                results[side] = chart.lookup(unit.armour, total)
-            # Results apply after both rolls: the rolls are simultaneous.
-            for side, result in results.items():
-                if result == "D":
-                    destroyed[side] = True
-                elif result == "M":
-                    if not immobilised[side]:
-                        immobilised[side] = True
-                    elif plan.second_m_destroys:
-                        destroyed[side] = True
-            if destroyed["attacker"] or destroyed["defender"]:
-                break
-        severity = {
-            side: DESTROYED if destroyed[side] else IMMOBILISED if immobilised[side] else UNHARMED
-            for side in ("attacker", "defender")
-        }
-        capped = rounds == END and fought >= limit and not (destroyed["attacker"] or destroyed["defender"])
-        if capped or severity["attacker"] == severity["defender"]:
-            winner = DRAW
-        else:
-            winner = ATTACKER if severity["attacker"] < severity["defender"] else DEFENDER
-        return TrialOutcome(winner, severity["attacker"], severity["defender"], severity["attacker"],
-                            severity["defender"], fought, capped)
+        return resolve_fight(plan, dice, rounds, max_rounds)
 
     def bench_matchup(self):
         return "AFS", "Nutrocker", {}, 1
-
-
-#: States where a side is destroyed: the fight is over.
-_ABSORBING = np.array([s // 3 == DESTROYED or s % 3 == DESTROYED for s in range(9)])
-
-
-def _transition_table(matchup: Matchup, chart: Chart, second_m: bool) -> NDArray[np.int8]:
-    """Next state for every (state, joint dice) pair, from per-side result tables."""
-    att, dfn = matchup.attacker, matchup.defender
-    wants_to_evade = bool(matchup.state("defender", "evading"))
-    dice = np.arange(1, 7)
-
-    def result_codes(unit: MechaUnit, immobilised: bool, evading: bool) -> NDArray[np.int64]:
-        totals = dice + unit.defence + unit.physical - 2 * immobilised + 2 * evading
-        return np.array([RESULTS[chart.lookup(unit.armour, int(t))] for t in totals])
-
-    def after(sev: int, code: int) -> int:
-        if sev == DESTROYED or code == 2:
-            return DESTROYED
-        if code == 1:
-            return DESTROYED if (sev == IMMOBILISED and second_m) else IMMOBILISED
-        return sev
-
-    T = np.zeros((9, 36), np.int8)
-    for s in range(9):
-        sa, sd = divmod(s, 3)
-        if _ABSORBING[s]:
-            T[s] = s
-            continue
-        evading = wants_to_evade and sd == UNHARMED
-        res_a = result_codes(att, sa == IMMOBILISED, False)
-        res_d = result_codes(dfn, sd == IMMOBILISED, evading)
-        for j in range(36):
-            a, d = divmod(j, 6)
-            na = sa if evading else after(sa, int(res_a[a]))
-            nd = after(sd, int(res_d[d]))
-            T[s, j] = 3 * na + nd
-    return T
 
 
 RULESET = Mecha()
