@@ -37,7 +37,7 @@ Interpretations where the spec is silent:
   attacker's attack pool, the round's defender's attack pool, then the round's
   attacker's saves (one die per hit it received), then the defender's saves.
 
-The kernel (``_pools_kernel``) samples counts, never single dice: one
+The kernel (``kernel``) samples counts, never single dice: one
 multinomial draw over the exact outcome table of an engagement for the
 default single round, inverse-CDF tables of (Shaken, unsaved hits) per side
 and round for longer fights.
@@ -50,13 +50,13 @@ from typing import Any
 
 import numpy as np
 
-from ..dice import DiceStream
-from ..errors import MatchupError
-from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
-from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
-from ..schema import Field, StateField, points_field
-from ._pools_kernel import (DESTROYED, HELD, RETREATED, ReceivedTables, RoundSetup, SideStats, SingleTable,
-                            build_tables, run_multinomial, run_rounds, single_engagement_table)
+from ...dice import DiceStream
+from ...errors import MatchupError
+from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
+from ...ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ...schema import Field, StateField, points_field
+from .kernel import (DESTROYED, HELD, RETREATED, ReceivedTables, RoundSetup, SideStats, SingleTable,
+                   build_tables, run_multinomial, run_rounds, single_engagement_table)
 
 __all__ = ["PoolsUnit", "PoolsPlan", "Pools", "RULESET"]
 
@@ -221,7 +221,7 @@ class Pools(Ruleset):
     # ------------------------------------------------------------- reference
     def working_set(self, plan: PoolsPlan, n: int) -> int:
         """Memory guard estimate: the engagement tables and under 250 bytes per fight (measured at 50 bases)."""
-        from ..limits import table_bytes
+        from ...limits import table_bytes
 
         return table_bytes(plan) + (32 << 20) + 1024 * int(n)
 
