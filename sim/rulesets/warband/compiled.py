@@ -118,7 +118,7 @@ def _dense(rows: list[dict], value) -> tuple[NDArray[np.float64], NDArray[np.int
 
 
 def phase_tables(kp) -> PhaseTables | None:
-    """The phase tables of a :class:`.kernel.KernelPlan`'s blows, or None if a batch rolls dice."""
+    """The phase tables of a :class:`.plan.KernelPlan`'s blows, or None if a batch rolls dice."""
     strikes = [[strike_table(kp.blows[k][r], kp.sides[1 - k], tables=False) for k in (0, 1)] for r in (0, 1)]
     if any(t.rows is None for by_kind in strikes for t in by_kind):
         return None
@@ -146,7 +146,7 @@ _CACHE = BytesCache(96 << 20)
 
 
 def loop_tables(kp, key: tuple) -> LoopTables | None:
-    """The tables of a :class:`.kernel.KernelPlan` (``key``: its profiles and settings, for the
+    """The tables of a :class:`.plan.KernelPlan` (``key``: its profiles and settings, for the
     cache), or None if this kernel does not play it (a switch on, a batch that rolls dice)."""
     if kp.all_alone or kp.rout:
         return None

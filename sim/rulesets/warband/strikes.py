@@ -112,8 +112,8 @@ class StrikeTable:
     """One side's batch against the other side's warriors (in round 1 or in later rounds)."""
 
     W: int                          # the target's Wounds
-    blows: object                   # the kernel's Blows (dice path)
-    target: object                  # the kernel's SideInfo of the target side
+    blows: object                   # the plan's Blows (dice path)
+    target: object                  # the plan's SideInfo of the target side
     table: Alias | None = None      # tabulated batch: rows by target code (see :meth:`strike`)
     new_code: NDArray[np.int8] | None = None
     hit: NDArray[np.bool_] | None = None
