@@ -1,6 +1,6 @@
 """The one protocol every ruleset implements, and the matchup it is given.
 
-A ruleset is a :class:`Ruleset` subclass in ``sim/rulesets/<id>.py`` exposing a
+A ruleset is a :class:`Ruleset` subclass in ``sim/rulesets/<id>/__init__.py`` exposing a
 module-level ``RULESET`` instance. It declares its metadata and schema, and
 provides three pieces of behaviour:
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from sim.errors import InputError
 from sim.ruleset import Ruleset
-from sim.rulesets.mecha import Mecha, _transition_table
+from sim.rulesets.mecha import Mecha
+from sim.rulesets.mecha.plan import _transition_table
 
 
 def roster(rs: Ruleset) -> dict[str, Any]:

@@ -1,7 +1,13 @@
 """The ruleset registry: every module in this package with a ``RULESET`` instance,
 then the plugins of the ``meleelab.rulesets`` entry-point group (:mod:`sim.plugins`).
 
-Adding a built-in ruleset means adding a module; nothing else is edited. Adding
+Each built-in ruleset is a package of its own, the same shape for each:
+``<id>/__init__.py`` (the ``Ruleset`` subclass and ``RULESET``), ``units.py``,
+``plan.py``, ``kernel.py`` and ``reference.py``, and helpers named for what they
+are. Rulesets share code only through :mod:`sim.kernels` and the protocol
+(:mod:`sim.ruleset`), never another ruleset's package.
+
+Adding a built-in ruleset means adding a package; nothing else is edited. Adding
 one from another package means declaring an entry point; nothing here is edited.
 """
 

@@ -117,7 +117,7 @@ def base_units(rid: str) -> list[dict[str, Any]]:
 def _profile_fields(rid: str) -> tuple[Field, ...]:
     """Fields that can be changed on a unit mapping (for grimdark: on its groups)."""
     if rid == "grimdark":
-        from sim.rulesets._grimdark_units import GROUP_FIELDS
+        from sim.rulesets.grimdark.units import GROUP_FIELDS
 
         return tuple(f for f in GROUP_FIELDS if f.name != "name")
     return tuple(f for f in sim.get_ruleset(rid).unit_fields if f.name not in ("name", "weapon", "second_weapon"))

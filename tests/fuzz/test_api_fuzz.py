@@ -143,7 +143,7 @@ def calls(draw: Callable, tmp: Path) -> tuple[str, Callable[[], Any]]:
     if fn == "sweep":
         ints = [f for f in sim.get_ruleset(rid).unit_fields if f.kind == "int" and f.lo is not None]
         if rid == "grimdark":
-            from sim.rulesets._grimdark_units import PROFILE_FIELDS
+            from sim.rulesets.grimdark.units import PROFILE_FIELDS
 
             ints = [f for f in PROFILE_FIELDS if f.kind == "int" and f.lo is not None]
         f = draw(st.sampled_from(ints))

@@ -128,7 +128,7 @@ def int_field(draw: Callable, rid: str) -> tuple[str, int]:
     rs = sim.get_ruleset(rid)
     fields = [f for f in rs.unit_fields if f.kind == "int" and f.lo is not None]
     if rid == "grimdark":
-        from sim.rulesets._grimdark_units import PROFILE_FIELDS
+        from sim.rulesets.grimdark.units import PROFILE_FIELDS
 
         fields = [f for f in PROFILE_FIELDS if f.kind == "int" and f.lo is not None]
     f = draw(st.sampled_from(fields))

@@ -1,4 +1,4 @@
-"""The compiled ``duel`` group kernel (:mod:`sim.rulesets._duel_compiled`) against the vectorised one.
+"""The compiled ``duel`` group kernel (:mod:`sim.rulesets.duel.compiled`) against the vectorised one.
 
 Both play the same rules from the same exact tables, each with its own draws, so they
 must agree in distribution on every field the results hold. The vectorised kernel is
@@ -14,8 +14,8 @@ import importlib
 import numpy as np
 import pytest
 
-from sim.rulesets import _duel_compiled
-from sim.rulesets._duel_tables import build_tables
+from sim.rulesets.duel import compiled as duel_compiled
+from sim.rulesets.duel.tables import build_tables
 from sim.rulesets.duel import RULESET
 from tests.helpers import assert_same_distribution
 from tests.statistical.test_duel_exact import plan_of, unit
@@ -89,7 +89,7 @@ def test_compiled_kernel_matches_the_vectorised_kernel(case):
     a, d, states, options, rounds, *cap = GRID[case]
     max_rounds = cap[0] if cap else 50
     compiled, vectorised = _plans(a, d, states, options)
-    assert compiled.tables is not None and _duel_compiled.available()
+    assert compiled.tables is not None and duel_compiled.available()
     out_c = RULESET.simulate(compiled, N, np.random.default_rng(800 + case), rounds, max_rounds)
     out_v = RULESET.simulate(vectorised, N, np.random.default_rng(900 + case), rounds, max_rounds)
     if cap:
@@ -140,8 +140,8 @@ def test_a_run_does_not_depend_on_the_buffer_sizes(monkeypatch, buffer, headroom
     buffer starts the next)."""
     compiled, _ = _plans(*GRID[LINES][:4])
     a = RULESET.simulate(compiled, 5_000, np.random.default_rng(4), "end", 50)
-    monkeypatch.setattr(_duel_compiled, "BUFFER", buffer)
-    monkeypatch.setattr(_duel_compiled, "HEADROOM", headroom)
+    monkeypatch.setattr(duel_compiled, "BUFFER", buffer)
+    monkeypatch.setattr(duel_compiled, "HEADROOM", headroom)
     b = RULESET.simulate(compiled, 5_000, np.random.default_rng(4), "end", 50)
     for f in FIELDS:
         assert np.array_equal(getattr(a, f), getattr(b, f)), f

@@ -21,7 +21,7 @@ import sim
 from sim.dice import RandomDice
 from sim.errors import Where
 from sim.outcomes import Outcomes
-from sim.rulesets._duel_tables import build_tables
+from sim.rulesets.duel.tables import build_tables
 from sim.rulesets.duel import RULESET
 from tests.helpers import assert_distribution, assert_mean, assert_proportion, assert_same_distribution
 
@@ -397,11 +397,11 @@ def group_chain_final(plan, rounds, max_rounds=50):
     """Exact distribution of (final state, phases fought) from the group chain's one-phase transitions.
 
     States are (attacker wounds standing, defender wounds standing, misted A, misted D), built
-    with ``_duel_groups._Builder.phase`` (combat by combat from the spec's procedure), independently
+    with ``sim.rulesets.duel.groups._Builder.phase`` (combat by combat from the spec's procedure), independently
     of the group kernel's tables.
     """
-    from sim.rulesets import _duel_groups
-    b = _duel_groups._Builder(plan)
+    from sim.rulesets.duel import groups as duel_groups
+    b = duel_groups._Builder(plan)
     start = (tuple([plan.sides[0].wounds] * plan.sides[0].count), tuple([plan.sides[1].wounds] * plan.sides[1].count),
              0, 0)
     dist = {start: 1.0}
@@ -442,9 +442,9 @@ GROUP_CASES = [
 @pytest.mark.parametrize("engine", ["auto", "numpy"])
 @pytest.mark.parametrize("case", range(len(GROUP_CASES)))
 def test_group_kernel_matches_the_exact_group_chain(case, engine, monkeypatch):
-    from sim.rulesets import _duel_groups
-    monkeypatch.setattr(_duel_groups, "MAX_WORK", 10 ** 9)
-    monkeypatch.setattr(_duel_groups, "MAX_ENTRIES", 10 ** 9)
+    from sim.rulesets.duel import groups as duel_groups
+    monkeypatch.setattr(duel_groups, "MAX_WORK", 10 ** 9)
+    monkeypatch.setattr(duel_groups, "MAX_ENTRIES", 10 ** 9)
     a, d, states, options, rounds = GROUP_CASES[case]
     plan = plan_of(a, d, states=states, options=options)
     final = group_chain_final(plan, rounds)
@@ -488,9 +488,9 @@ def test_group_kernel_matches_the_general_kernel_for_large_groups(case, engine, 
     and sums the ganged members' wounds over row suffixes; the compiled one plays the same fights model
     by model: in distribution both the same as the general kernel (an independent, hit-by-hit
     implementation), on every field the results hold."""
-    from sim.rulesets import _duel_fast
+    from sim.rulesets.duel import fast as duel_fast
     if slack is not None:
-        monkeypatch.setattr(_duel_fast, "_SLACK", slack)
+        monkeypatch.setattr(duel_fast, "_SLACK", slack)
     a, d, states, rounds = LARGE_GROUPS[case]
     plan = plan_of(a, d, states=states)
     general = RULESET.simulate(dataclasses.replace(plan, chain=None, tables=None), N_KERNEL,

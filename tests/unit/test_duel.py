@@ -386,8 +386,8 @@ def test_general_kernel_handles_one_model_a_side_too():
 def test_both_kernels_assign_hits_like_the_reference(assignment, hits, after):
     # every check fails (p_fail forced to 1): the allocation alone decides who is hit
     import importlib
-    kernel = importlib.import_module("sim.rulesets._duel_kernel")
-    groups = importlib.import_module("sim.rulesets._duel_groups")
+    kernel = importlib.import_module("sim.rulesets.duel.kernel")
+    groups = importlib.import_module("sim.rulesets.duel.groups")
     plan = plan_of(unit("A", weapon=(3, 1)), unit("D", count=3, wounds=2), options={"hit_assignment": assignment})
     plan = dataclasses.replace(plan, p_fail=(1.0, 1.0))
     W = np.array([[2, 1, 2]], np.int32)
@@ -409,16 +409,16 @@ def test_group_kernel_is_used_for_large_groups_and_spread_ganging_falls_back():
 @pytest.mark.parametrize("hits, after", [(1, (2, 0, 2)), (2, (1, 0, 2)), (3, (0, 0, 2)), (4, (0, 0, 1))])
 def test_group_kernel_assigns_hits_to_the_weakest_first(hits, after):
     # every check fails (p_fail forced to 1): the allocation alone decides who is hit
-    from sim.rulesets import _duel_fast, _duel_tables
+    from sim.rulesets.duel import fast as duel_fast, tables as duel_tables
     plan = plan_of(unit("A", wounds=5, weapon=(3, 1)), unit("D", count=3, wounds=2))
     plan = dataclasses.replace(plan, p_fail=(1.0, 1.0))
-    tables = _duel_tables.build_tables(plan)
+    tables = duel_tables.build_tables(plan)
     key = np.array([[5], [2], [1], [2]], np.int8)  # one trial (column): the attacker's key, the defenders'
     # three defenders in combat 0 (no pairs beyond it): all are members; every hit is a fail
-    _duel_fast._assign(plan, tables, key, [(0, np.array([0]), np.array([1]), np.array([hits]))],
+    duel_fast._assign(plan, tables, key, [(0, np.array([0]), np.array([1]), np.array([hits]))],
                        np.random.default_rng(0))
-    assert tuple(key[1:, 0] & _duel_tables.WOUNDS) == after
-    assert tuple((key[1:, 0] & _duel_tables.DEAD) > 0) == tuple(v == 0 for v in after)
+    assert tuple(key[1:, 0] & duel_tables.WOUNDS) == after
+    assert tuple((key[1:, 0] & duel_tables.DEAD) > 0) == tuple(v == 0 for v in after)
 
 
 @pytest.mark.parametrize("nA, nB", [(3, 5), (4, 4), (6, 1)])
@@ -427,31 +427,31 @@ def test_group_kernel_compaction_keeps_standing_models_in_listed_order(nA, nB):
     after them (their keys kept: the results read them), the counts are the standing models, and only
     the kept trials stay, in descending order of their pairs (ties in trial order: the pair combats
     draw for column prefixes): checked trial by trial against a plain list filter."""
-    from sim.rulesets import _duel_fast, _duel_tables
+    from sim.rulesets.duel import fast as duel_fast, tables as duel_tables
     rng = np.random.default_rng(5)
     m = 300
     wounds = rng.integers(1, 21, (nA + nB, m))
     fallen = rng.random((nA + nB, m)) < 0.4
-    key = np.where(fallen, _duel_tables.DEAD | (rng.random((nA + nB, m)) < 0.5) * _duel_tables.MISTED,
+    key = np.where(fallen, duel_tables.DEAD | (rng.random((nA + nB, m)) < 0.5) * duel_tables.MISTED,
                    wounds).astype(np.int8)
     keep = rng.random(m) < 0.7
-    target, cA, cB = _duel_fast._new_rows(key, nA)
-    order = _duel_fast._by_pairs(cA, cB, keep)
+    target, cA, cB = duel_fast._new_rows(key, nA)
+    order = duel_fast._by_pairs(cA, cB, keep)
     pairs = np.minimum(cA, cB)
     assert sorted(order) == list(np.flatnonzero(keep))
     assert list(order) == sorted(np.flatnonzero(keep), key=lambda t: (-pairs[t], t))
-    out = _duel_fast._compact(key, target, order)
+    out = duel_fast._compact(key, target, order)
     assert out.shape == (nA + nB, keep.sum())
-    assert np.array_equal(_duel_fast._compact(key, target, _duel_fast._by_pairs(cA, cB, None)),
-                          _duel_fast._compact(key, target, _duel_fast._by_pairs(cA, cB, np.ones(m, bool))))
+    assert np.array_equal(duel_fast._compact(key, target, duel_fast._by_pairs(cA, cB, None)),
+                          duel_fast._compact(key, target, duel_fast._by_pairs(cA, cB, np.ones(m, bool))))
     for new_col, trial in enumerate(order):
         for lo, hi, count in ((0, nA, cA), (nA, nA + nB, cB)):
             before = list(key[lo:hi, trial])
-            standing = [k for k in before if k < _duel_tables.DEAD]
+            standing = [k for k in before if k < duel_tables.DEAD]
             assert count[trial] == len(standing)
             after = list(out[lo:hi, new_col])
             assert after[:len(standing)] == standing
-            assert sorted(after[len(standing):]) == sorted(k for k in before if k >= _duel_tables.DEAD)
+            assert sorted(after[len(standing):]) == sorted(k for k in before if k >= duel_tables.DEAD)
 
 
 def test_group_kernel_memory_per_block_is_bounded():
@@ -478,7 +478,7 @@ def test_bit_alias_tables_hold_the_exact_distribution(rows, outcomes, zeros):
     """The group kernel's tables (AliasBits, 32-bit uniforms): the probability each row's slots and
     thresholds give every outcome is the dense matrix's, within width * 2**-32; impossible outcomes
     are never drawn; a fixed seed gives the same draws."""
-    from sim.rulesets._alias import AliasBits
+    from sim.kernels.alias import AliasBits
     rng = np.random.default_rng(7)
     P = rng.random((rows, outcomes)) * (rng.random((rows, outcomes)) >= zeros)
     P[:, 0] += 1e-3
@@ -503,7 +503,7 @@ def test_packed_alias_tables_draw_what_the_bit_tables_draw(rows, outcomes, zeros
     """The pair table's packed form (threshold and both values in one record): for the same stream,
     the very same outcomes as the AliasBits table it packs (whose distribution the test above checks),
     so it holds the same distribution; values outside int16 are refused."""
-    from sim.rulesets._alias import AliasBits, AliasPacked
+    from sim.kernels.alias import AliasBits, AliasPacked
     rng = np.random.default_rng(11)
     P = rng.random((rows, outcomes)) * (rng.random((rows, outcomes)) >= zeros)
     P[:, 0] += 1e-3
@@ -526,7 +526,7 @@ def test_compiled_vose_builds_the_same_tables_to_the_bit(seed):
     lands exactly on 1 (quarters), rows of one outcome and rows of zeros but one; and so the same
     AliasBits tables. A pairing in another order would still be a valid table: this checks the claim
     that the shipped tables, and so the draws, do not change."""
-    from sim.rulesets._alias import AliasBits, alias_tables
+    from sim.kernels.alias import AliasBits, alias_tables
     rng = np.random.default_rng(seed)
     for trial in range(60):
         rows, cols = int(rng.integers(1, 80)), int(rng.integers(1, 40))

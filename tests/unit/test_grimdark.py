@@ -13,8 +13,8 @@ from sim.dice import ScriptedDice
 from sim.errors import InputError, Where
 from sim.outcomes import ATTACKER, DEFENDER, DRAW
 from sim.roster import load_roster, roster_from_dict
-from sim.rulesets._grimdark_chain import chain_tables, round_matrix
-from sim.rulesets._grimdark_charts import WOUND_CHART, WS_CHART
+from sim.rulesets.grimdark.chain import chain_tables, round_matrix
+from sim.rulesets.grimdark.charts import WOUND_CHART, WS_CHART
 from sim.rulesets.grimdark import RULESET as rs
 
 WIPED, SURVIVED = 0, 1
@@ -421,7 +421,7 @@ def one_wound(sq, L: int, strength: int) -> int:
 
 @pytest.mark.parametrize("strength", [3, 6, 8])
 def test_wound_map_is_one_wound_at_a_time(strength):
-    from sim.rulesets._grimdark_plan import _instant_key, wound_map
+    from sim.rulesets.grimdark.plan import _instant_key, wound_map
     sq = squad("mixed", group(2, w=2, t=3), group(1, w=3, t=4), group(2, w=1, t=3), group(1, w=2, t=5),
                group(1, w=2, t=3))
     key = _instant_key(strength, sq, True)
@@ -448,12 +448,12 @@ def test_copies_strike_as_one_pool_and_the_limits_are_checked():
 
 
 def test_huge_pools_draw_binomials_and_agree_with_the_tables(monkeypatch):
-    from sim.rulesets import _grimdark_plan
+    from sim.rulesets.grimdark import plan as grimdark_plan
     # 200 models a side: more than a roster squad may hold, so fielded as two copies (as a budget does)
     big = rs.copies(squad("big", group(100, a=3, s=5)), 2)
     foe = rs.copies(squad("foe", group(100, t=4, save=4)), 2)
     _, plan = sim.build_matchup(rs, big, foe, budget="none")
-    monkeypatch.setattr(_grimdark_plan, "MAX_COUNT_ENTRIES", 0)
+    monkeypatch.setattr(grimdark_plan, "MAX_COUNT_ENTRIES", 0)
     _, untabled = sim.build_matchup(rs, big, foe, budget="none")
     assert all(p.counts is not None for s in plan.steps_later for p in s)
     assert all(p.counts is None for s in untabled.steps_later for p in s)

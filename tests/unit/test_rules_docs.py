@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import sim
-from sim.rulesets._duel_plan import check_pass_probability
-from sim.rulesets._grimdark_charts import WOUND_CHART, WS_CHART
+from sim.rulesets.duel.plan import check_pass_probability
+from sim.rulesets.grimdark.charts import WOUND_CHART, WS_CHART
 from sim.rulesets.mecha import Chart
 from sim.rulesets.warband import tables as wt
 

@@ -9,8 +9,9 @@ which every engaged warrior fights in strike order (strike first, Initiative
 with roll-offs, strike last). Round 1 is the attacker's (charge) turn. The
 larger side's warriors start paired round-robin onto the smaller side's.
 
-Modules: ``tables`` (profile, weapon/armour tables, charts, equipment
-legality), ``reference`` (the scalar reference, the spec in code), ``kernel``
+Modules: ``units`` (the warrior profile and equipment legality), ``tables``
+(weapon/armour tables, charts), ``plan`` (the prepared matchup and the per-side
+blow tables), ``reference`` (the scalar reference, the spec in code), ``kernel``
 (the vectorised kernel of 1 v 1 and 1 v n fights, and of groups under the old
 re-engaging rule), ``groups`` with ``phases``, ``fused``, ``strikes`` and
 ``stars`` (the vectorised kernel of group fights under the default rule and its
@@ -78,7 +79,7 @@ error naming the unit and field (there is no default Leadership).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -90,26 +91,13 @@ from ...ruleset import Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField, points_field
 from .compiled import simulate_loop
 from .groups import simulate_groups
-from .kernel import KernelPlan, build_plan, simulate
+from .kernel import simulate
+from .plan import WarbandPlan, build_plan
 from .reference import REENGAGE_RULES, resolve_fight
-from .tables import ARMOUR_SAVE, SKILLS, WEAPON_NAMES, WarbandUnit, check_equipment, unit_summary
+from .tables import ARMOUR_SAVE, SKILLS, WEAPON_NAMES
+from .units import WarbandUnit, check_equipment, unit_summary
 
 __all__ = ["Warband", "WarbandPlan", "RULESET"]
-
-
-@dataclass(frozen=True)
-class WarbandPlan:
-    """A prepared matchup: the validated units and the kernel's tables."""
-
-    matchup: Matchup
-    attacker: WarbandUnit
-    defender: WarbandUnit
-    charging: bool
-    fist_as_user: bool
-    kernel: KernelPlan
-    all_alone: bool = False
-    rout: bool = False
-    reengage: str = "own_turn_charge"
 
 
 class Warband(Ruleset):

@@ -12,7 +12,7 @@ star (:func:`.stars.star_distribution`) is one uniform too; and roll-offs among
 equal Initiatives are a Fisher-Yates shuffle of the rest, one uniform a step
 (``j = u * (x + 1) >> 32``: each order's probability exact to within
 ``(x + 1) * 2**-32``, the alias tables' own precision). The uniforms come in
-blocks from the fight's stream (:func:`.._alias.uniform32`), so a run is
+blocks from the fight's stream (:func:`sim.kernels.uniforms.uniform32`), so a run is
 determined by its seed and ``n``: not the reference's die for die, but the same
 distribution (tested against the reference, the exact chains and the vectorised
 kernels).
@@ -32,10 +32,11 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
+from ...kernels.alias import AliasBits
+from ...kernels.uniforms import play_buffered
 from ...limits import BytesCache
 from ...outcomes import Outcomes
 from ...ruleset import END, Rounds
-from .._alias import AliasBits, play_buffered
 from .fused import _same_blows
 from .stars import _LOOKUP, star_distribution
 from .strikes import pair_rows, strike_table
@@ -48,7 +49,7 @@ _PATTERN = _LOOKUP.astype(np.int64)
 
 @dataclass(frozen=True)
 class PhaseTables:
-    """The exact phase tables the loop reads (:class:`.._alias.AliasBits`), for one pair of profiles.
+    """The exact phase tables the loop reads (:class:`sim.kernels.alias.AliasBits`), for one pair of profiles.
 
     ``strike``: a batch of side ``k`` in round kind ``r`` (1: round 1) on a target with code ``c``
     is row ``strike_offset[2 r + k] + c + (W_t + 1) * (may parry or knocked down)``, value
@@ -117,7 +118,7 @@ def _dense(rows: list[dict], value) -> tuple[NDArray[np.float64], NDArray[np.int
 
 
 def phase_tables(kp) -> PhaseTables | None:
-    """The phase tables of a :class:`.kernel.KernelPlan`'s blows, or None if a batch rolls dice."""
+    """The phase tables of a :class:`.plan.KernelPlan`'s blows, or None if a batch rolls dice."""
     strikes = [[strike_table(kp.blows[k][r], kp.sides[1 - k], tables=False) for k in (0, 1)] for r in (0, 1)]
     if any(t.rows is None for by_kind in strikes for t in by_kind):
         return None
@@ -145,7 +146,7 @@ _CACHE = BytesCache(96 << 20)
 
 
 def loop_tables(kp, key: tuple) -> LoopTables | None:
-    """The tables of a :class:`.kernel.KernelPlan` (``key``: its profiles and settings, for the
+    """The tables of a :class:`.plan.KernelPlan` (``key``: its profiles and settings, for the
     cache), or None if this kernel does not play it (a switch on, a batch that rolls dice)."""
     if kp.all_alone or kp.rout:
         return None

@@ -17,7 +17,7 @@ import numpy as np
 from ...limits import BytesCache
 from .stars import star_table
 from .strikes import CodeTable, PairTable, StrikeTable, code_table, pair_table, strike_table, volley_table
-from .tables import WarbandUnit
+from .units import WarbandUnit
 
 __all__ = ["GroupTables", "group_tables", "cached_group_tables"]
 

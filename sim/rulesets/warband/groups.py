@@ -134,7 +134,7 @@ class _Fights:
 
 
 def simulate_groups(kp, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
-    """``n`` group fights of the prepared plan ``kp`` (a :class:`.kernel.KernelPlan` with ``groups`` tables)."""
+    """``n`` group fights of the prepared plan ``kp`` (a :class:`.plan.KernelPlan` with ``groups`` tables)."""
     limit = max_rounds if rounds == END else int(rounds)
     st = _Fights(kp, n)
     fin_code = np.empty((st.nw, n), np.int8)

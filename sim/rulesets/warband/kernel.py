@@ -5,7 +5,7 @@ over rounds, strike-order positions, striker sides and (for groups) warriors;
 every operation inside is on arrays of the fights still going (finished fights
 are recorded and compacted away each round). Per-side blow tables (to-hit,
 to-wound, saves, parryability per attack column) are precomputed in
-:func:`build_plan`. Dice are drawn as whole (fights, attacks) arrays; the
+:func:`.plan.build_plan`. Dice are drawn as whole (fights, attacks) arrays; the
 scalar reference rolls the same dice one at a time, so the two agree in
 distribution (tested), not die for die.
 
@@ -13,156 +13,27 @@ The optional small-group rules (``all_alone``, ``rout``) only ever apply to
 groups (a lone warrior never tests either), draw no random numbers when off,
 and are vectorised like the rest: :func:`_rout` before a round, :func:`_all_alone`
 at the end of the active side's phase (one inverse-CDF draw per automatic hit
-from :func:`auto_hit_cdf`).
+from :func:`.single.auto_hit_cdf`).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, replace
-from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ...ruleset import END, Rounds
-from .single import SingleTable, auto_hit_cdf, single_table
-from .compiled import LoopTables, available, loop_tables
-from .fused import GroupTables, _profile, cached_group_tables
+from .plan import KernelPlan, SideInfo
+from .single import SingleTable
 from .tables import (
-    EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
-    WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
-    to_hit_needed, to_wound_needed, weapon_strength,
+    EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, critical_result, injury_result,
 )
 
-__all__ = ["Blows", "KernelPlan", "build_plan", "simulate"]
+__all__ = ["simulate"]
 
 #: Critical table by modified roll 0..7 (index = roll); injury table by total 0..9 and concussion.
 _CRIT = np.array([0] + [critical_result(r) for r in range(1, 8)], np.int8)
 _INJURY = np.array([[injury_result(max(t, 1), c) for t in range(0, 10)] for c in (False, True)], np.int8)
-
-
-@dataclass(frozen=True)
-class Blows:
-    """One side's blows against the other side, in round 1 or in later rounds (per attack column)."""
-
-    n: int
-    need_hit: int
-    need_wound: NDArray[np.int8]   # 7: cannot wound
-    crit_ok: NDArray[np.bool_]     # a natural 6 may be critical (needs less than 6)
-    save: NDArray[np.int8]         # 7 or more: no save
-    parryable: NDArray[np.bool_]   # the target may parry it (has sword/buckler, S < 2 x its S)
-    concussion: NDArray[np.bool_]
-    injury_mod: int                # strike to injure
-    crit_mod: int                  # web of steel
-    single: SingleTable | None = None   # one attack: the whole batch as precomputed outcomes
-
-
-@dataclass(frozen=True)
-class SideInfo:
-    """What the kernel needs about one side as a target and in the strike order."""
-
-    count: int
-    w: int
-    i: int
-    can_parry: bool
-    parry_reroll: bool
-    step_aside: bool
-    helmet: bool
-    jump_up: bool
-    class_round1: int
-    class_later: int
-    lightning_reflexes: bool = False
-
-
-@dataclass(frozen=True)
-class KernelPlan:
-    sides: tuple[SideInfo, SideInfo]
-    #: blows[striker side][0 later rounds, 1 round 1]
-    blows: tuple[tuple[Blows, Blows], tuple[Blows, Blows]]
-    all_alone: bool = False
-    rout: bool = False
-    #: Leadership of each side (0 if not given; only read when a switch is on).
-    ld: tuple[int, int] = (0, 0)
-    #: auto_hit[striker side][0 later rounds, 1 round 1]: CDF of the wounds of one automatic hit.
-    auto_hit: tuple | None = None
-    #: The ``reengage`` option (this module plays "every_round"; the group kernel the default).
-    reengage: str = "own_turn_charge"
-    #: Tables of the group kernel (:mod:`.groups`), when it plays this matchup (else None).
-    groups: GroupTables | None = None
-    #: Tables of the compiled kernel (:mod:`.compiled`), when it plays this matchup (else None).
-    loop: LoopTables | None = None
-
-
-def _blows(s: WarbandUnit, t: WarbandUnit, first_round: bool, fist_as_user: bool) -> Blows:
-    cols = attack_columns(s)
-    strengths = [weapon_strength(s, wp, first_round, fist_as_user) for wp in cols]
-    resil = 1 if "resilient" in t.skills else 0
-    need_w = np.array([to_wound_needed(st - resil, t.t) for st in strengths], np.int8)
-    can_parry = "sword" in canonical_weapons(t.weapons) or t.buckler
-    return Blows(
-        n=len(cols),
-        need_hit=to_hit_needed(s.ws, t.ws),
-        need_wound=need_w,
-        crit_ok=need_w < 6,
-        save=np.array([min(save_needed(s, wp, st, t), 7) for wp, st in zip(cols, strengths)], np.int8),
-        parryable=np.array([can_parry and st < 2 * t.s for st in strengths], bool),
-        concussion=np.array([WEAPONS[wp].concussion for wp in cols], bool),
-        injury_mod=1 if "strike_to_injure" in s.skills else 0,
-        crit_mod=1 if "web_of_steel" in s.skills else 0,
-    )
-
-
-def _side(u: WarbandUnit, is_attacker: bool, charging: bool) -> SideInfo:
-    weapons = canonical_weapons(u.weapons)
-    last = any(WEAPONS[x].strike_last for x in weapons) and "strongman" not in u.skills
-    first = (is_attacker and charging) or any(WEAPONS[x].strike_first_round1 for x in weapons) or (
-        not is_attacker and charging and "lightning_reflexes" in u.skills)
-    return SideInfo(u.count, u.w, u.i, "sword" in weapons or u.buckler, "sword" in weapons and u.buckler,
-                    "step_aside" in u.skills, u.helmet, "jump_up" in u.skills,
-                    2 if last else 0 if first else 1, 2 if last else 1, "lightning_reflexes" in u.skills)
-
-
-@lru_cache(maxsize=1024)
-def _blows_of(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool) -> tuple:
-    """``blows[striker side][0 later rounds, 1 round 1]`` of two profiles (:func:`.fused._profile`: no
-    counts, names or points), with their one-attack tables: equal-points copies of one pair of
-    profiles, and the cells of a matrix, build them once (a few milliseconds each)."""
-    sides = (_side(att, True, charging), _side(dfn, False, charging))
-    blows = []
-    for s, t, ti in ((att, dfn, sides[1]), (dfn, att, sides[0])):
-        pair = []
-        for first in (False, True):
-            b = _blows(s, t, first, fist_as_user)
-            if b.n == 1:
-                b = replace(b, single=single_table(b, ti.w, ti.parry_reroll, ti.step_aside, ti.helmet, ti.jump_up))
-            pair.append(b)
-        blows.append(tuple(pair))
-    return tuple(blows)
-
-
-def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, *,
-               all_alone: bool = False, rout: bool = False, reengage: str = "own_turn_charge",
-               engine: str = "auto") -> KernelPlan:
-    """Precompute the per-side tables the kernel reads.
-
-    ``engine``: ``"auto"`` plays the fight on the compiled kernel (:mod:`.compiled`) when it can,
-    else on the vectorised kernels; ``"numpy"`` always on the vectorised kernels.
-    """
-    sides = (_side(att, True, charging), _side(dfn, False, charging))
-    blows = _blows_of(_profile(att), _profile(dfn), charging, fist_as_user)
-    auto = None
-    if all_alone:
-        auto = tuple(tuple(auto_hit_cdf(b, ti.step_aside) for b in blows[k])
-                     for k, ti in ((0, sides[1]), (1, sides[0])))
-    kp = KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto, reengage)
-    if engine == "auto" and available():
-        loop = loop_tables(kp, (_profile(att), _profile(dfn), charging, fist_as_user))
-        if loop is not None:
-            return replace(kp, loop=loop)
-    if reengage == "own_turn_charge" and min(att.count, dfn.count) >= 2:
-        kp = replace(kp, groups=cached_group_tables(att, dfn, charging, fist_as_user, sides, blows))
-    return kp
 
 
 class _State:

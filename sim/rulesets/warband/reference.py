@@ -53,9 +53,10 @@ from ...outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
 from ...ruleset import END, Rounds
 from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, WEAPONS,
-    WarbandUnit, attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
+    attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
     to_hit_needed, to_wound_needed, weapon_strength,
 )
+from .units import WarbandUnit
 
 __all__ = ["Warrior", "resolve_fight", "pairing", "side_outcome", "REENGAGE_RULES"]
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .._alias import AliasBits
+from ...kernels.alias import AliasBits
 from .strikes import coded_row
 
 __all__ = ["StarTable", "star_table", "star_distribution", "pattern", "N_PATTERNS"]

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .._alias import AliasBits
+from ...kernels.alias import AliasBits
 from .batches import MAX_TABLE_ATTACKS, several_batch_distribution
 from .single import batch_distribution
 from .tables import (
@@ -70,7 +70,7 @@ class Alias:
 
     An outcome is named by its flat index ``row * K + column``, which the owner's outcome
     arrays (new codes, hits) are indexed by. A draw is one 32-bit uniform through
-    :class:`.._alias.AliasBits` (a power-of-two number of slots a row, integer arithmetic
+    :class:`sim.kernels.alias.AliasBits` (a power-of-two number of slots a row, integer arithmetic
     only): each outcome's probability is exact to within (slots a row) x ``2**-32``.
     """
 
@@ -112,8 +112,8 @@ class StrikeTable:
     """One side's batch against the other side's warriors (in round 1 or in later rounds)."""
 
     W: int                          # the target's Wounds
-    blows: object                   # the kernel's Blows (dice path)
-    target: object                  # the kernel's SideInfo of the target side
+    blows: object                   # the plan's Blows (dice path)
+    target: object                  # the plan's SideInfo of the target side
     table: Alias | None = None      # tabulated batch: rows by target code (see :meth:`strike`)
     new_code: NDArray[np.int8] | None = None
     hit: NDArray[np.bool_] | None = None

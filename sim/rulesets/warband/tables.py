@@ -1,4 +1,4 @@
-"""``warband`` data: the warrior profile, equipment tables, charts and equipment legality.
+"""``warband`` data: equipment tables and charts (the warrior profile and its equipment legality: :mod:`.units`).
 
 Everything the reference reads from the rules text's tables lives here as data:
 to hit, to wound, armour saves, strength save modifiers, weapon rules, the
@@ -8,14 +8,15 @@ critical hit table and the injury table (printed in ``docs/rules/warband.md``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ...errors import Where
+if TYPE_CHECKING:  # annotations only: units imports this module
+    from .units import WarbandUnit
 
 __all__ = [
-    "WarbandUnit", "Weapon", "WEAPONS", "WEAPON_ALIASES", "ARMOUR_SAVE", "SKILLS",
+    "Weapon", "WEAPONS", "WEAPON_ALIASES", "ARMOUR_SAVE", "SKILLS",
     "to_hit_needed", "to_wound_needed", "strength_save_modifier", "critical_result",
-    "injury_result", "check_equipment", "attack_columns", "weapon_strength",
+    "injury_result", "attack_columns", "weapon_strength",
     "STANDING", "KNOCKED_DOWN", "STUNNED", "OUT_OF_ACTION",
     "VITAL_PART", "EXPOSED_SPOT", "MASTER_STRIKE",
 ]
@@ -24,28 +25,6 @@ __all__ = [
 STANDING, KNOCKED_DOWN, STUNNED, OUT_OF_ACTION = 0, 1, 2, 3
 #: Critical hit results.
 VITAL_PART, EXPOSED_SPOT, MASTER_STRIKE = 1, 2, 3
-
-
-@dataclass(frozen=True, slots=True)
-class WarbandUnit:
-    """A warrior profile; ``count`` warriors with it form one side's group."""
-
-    name: str
-    ws: int
-    s: int
-    t: int
-    i: int
-    w: int
-    a: int
-    count: int = 1
-    ld: int | None = None
-    armour: str = "none"
-    shield: bool = False
-    buckler: bool = False
-    helmet: bool = False
-    weapons: tuple[str, ...] = ("dagger",)
-    skills: tuple[str, ...] = ()
-    points: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,29 +147,6 @@ def canonical_weapons(weapons: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(WEAPON_ALIASES.get(w, w) for w in weapons)
 
 
-def check_equipment(unit: WarbandUnit, where: Where) -> None:
-    """Raise an InputError for an illegal combination of weapons, armour and shields."""
-    weapons = canonical_weapons(unit.weapons)
-    given = list(unit.weapons)
-    if len(weapons) == 2 and "fist" in weapons:
-        raise where.error("weapons", given, "fist alone (fighting without a weapon cannot be combined with a weapon)")
-    for name in weapons:
-        wp = WEAPONS[name]
-        if wp.two_handed and (len(weapons) > 1 or unit.shield or unit.buckler):
-            raise where.error("weapons", given, f"{name} alone, without shield or buckler (it is two-handed)")
-        if wp.difficult and (len(weapons) > 1 or unit.buckler):
-            raise where.error("weapons", given, f"{name} without a second weapon or buckler (difficult to use; a shield is allowed)")
-        if wp.unwieldy and len(weapons) > 1:
-            raise where.error("weapons", given, f"{name} without a second weapon (unwieldy: only a shield or buckler in the other hand)")
-    if len(weapons) == 2 and (unit.shield or unit.buckler):
-        what = "shield" if unit.shield else "buckler"
-        raise where.error(what, True, "false with two weapons (no free hand)")
-    if unit.shield and unit.buckler:
-        raise where.error("buckler", True, "false with a shield (no free hand)")
-    if unit.armour == "toughened_leathers" and unit.shield:
-        raise where.error("shield", True, "false with toughened_leathers (they combine only with a helmet or buckler)")
-
-
 def attack_columns(unit: WarbandUnit) -> tuple[str, ...]:
     """The weapon of each attack, in rolling order.
 
@@ -230,11 +186,3 @@ def save_needed(attacker: WarbandUnit, weapon: str, strength: int, target: Warba
     need = ARMOUR_SAVE[target.armour] - (1 if target.shield else 0)
     need += strength_save_modifier(strength) + wp.cutting_edge - wp.enemy_save_bonus
     return max(need, 2)
-
-
-def unit_summary(unit: WarbandUnit) -> dict[str, Any]:
-    """Table row: the profile with lists joined."""
-    out = {f: getattr(unit, f) for f in unit.__slots__}
-    out["weapons"] = "+".join(unit.weapons)
-    out["skills"] = ",".join(unit.skills)
-    return out

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Where
-from ..schema import Field, parse_fields, points_field
+from ...errors import Where
+from ...schema import Field, parse_fields, points_field
 
 __all__ = ["Weapon", "DuelUnit", "UNIT_FIELDS", "WEAPON_FIELDS", "WEAPON_SLOTS", "parse_weapon", "parse_duel_unit",
            "unit_to_dict", "unit_row", "rows_to_mappings", "apply_overrides"]

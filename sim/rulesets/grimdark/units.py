@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from ..errors import InputError, Where
-from ..schema import Field, parse_fields, points_field
+from ...errors import InputError, Where
+from ...schema import Field, parse_fields, points_field
 
 __all__ = [
     "ModelGroup", "Squad", "WEAPONS", "PROFILE_FIELDS", "GROUP_FIELDS", "UNIT_FIELDS",

@@ -34,8 +34,8 @@ bounded whatever its size: the results (a few ``int64`` per trial) plus about
 (under 15 MB at 20 models of 20 wounds a side).
 
 Used for the default ``fewest_wounds`` assignment; ``spread`` in a ganged combat
-(hit by hit, deaths redirecting hits) runs in :mod:`._duel_kernel`. Where Numba
-imports, :mod:`._duel_compiled` plays these fights instead, by these rules and
+(hit by hit, deaths redirecting hits) runs in :mod:`.kernel`. Where Numba
+imports, :mod:`.compiled` plays these fights instead, by these rules and
 from the same tables (``Duel.with_engine(plan, "numpy")`` keeps this kernel; the
 tests hold the two to the same distribution).
 """
@@ -45,10 +45,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ..outcomes import Outcomes
-from ..ruleset import END, Rounds
-from ._duel_plan import DuelPlan, make_outcomes
-from ._duel_tables import DEAD, MISTED, WOUNDS, DuelTables
+from ...outcomes import Outcomes
+from ...ruleset import END, Rounds
+from .plan import DuelPlan, make_outcomes
+from .tables import DEAD, MISTED, WOUNDS, DuelTables
 
 __all__ = ["simulate_fast"]
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dice import DiceStream
-from ..outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
-from ..ruleset import END, Matchup, Rounds
-from ._grimdark_charts import to_hit, to_wound
-from ._grimdark_units import ModelGroup, Squad
+from ...dice import DiceStream
+from ...outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
+from ...ruleset import END, Matchup, Rounds
+from .charts import to_hit, to_wound
+from .units import ModelGroup, Squad
 
 __all__ = ["resolve_fight", "WIPED_OUT", "SURVIVED", "COVER_STEP", "FIST_STEP"]
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
-from ..ruleset import END, Matchup, Rounds
+from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
+from ...ruleset import END, Matchup, Rounds
 
 __all__ = ["SideSpec", "DuelPlan", "check_pass_probability", "make_outcomes", "winner_code", "SURVIVED",
            "ELIMINATED", "EXTRA_NAMES"]
@@ -90,10 +90,10 @@ class DuelPlan:
     chain : object or None
         Precomputed Markov-chain alias tables (the fastest kernel), if small enough.
     tables : object or None
-        Exact per-combat outcome tables of the group kernel (``_duel_tables.DuelTables``).
+        Exact per-combat outcome tables of the group kernel (:class:`.tables.DuelTables`).
     engine : str
-        Who plays the group kernel's fights: ``"auto"`` (the compiled loop of ``_duel_compiled``
-        when Numba imports) or ``"numpy"`` (the vectorised ``_duel_fast``, which the tests hold
+        Who plays the group kernel's fights: ``"auto"`` (the compiled loop of :mod:`.compiled`
+        when Numba imports) or ``"numpy"`` (the vectorised :mod:`.fast`, which the tests hold
         to the same answers).
     """
 

@@ -8,20 +8,22 @@ operations per draw (two or three table look-ups, no search).
 
 :class:`AliasBits` is the same with a power-of-two number of slots a row and a
 32-bit uniform (from the generator's raw 64-bit output, two a draw): integer
-arithmetic only, each outcome's probability exact to within (slots a row) x ``2**-32``.
+arithmetic only, each outcome's probability exact to within (slots a row) x ``2**-32``
+(:func:`.uniforms.uniform32`).
 
-Used by the ``grimdark``, ``duel`` and ``warband`` group kernels (private to ``sim.rulesets``).
+Used by the ``grimdark``, ``duel`` and ``warband`` group kernels.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["alias_tables", "alias_sample", "AliasRows", "AliasBits", "AliasPacked", "uniform32", "play_buffered"]
+from .uniforms import uniform32
+
+__all__ = ["alias_tables", "alias_sample", "AliasRows", "AliasBits", "AliasPacked", "PACKED"]
 
 
 def alias_tables(P: NDArray[np.float64], *, compiled: bool = False) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -30,7 +32,7 @@ def alias_tables(P: NDArray[np.float64], *, compiled: bool = False) -> tuple[NDA
     Vose's pairing of one "small" column (q < 1) with one "large" column per row
     and iteration, vectorised across rows: each iteration settles one small
     column in every row that still has one, so at most K iterations.
-    ``compiled``: the same pairing row by row in Numba (:mod:`._alias_compiled`:
+    ``compiled``: the same pairing row by row in Numba (:mod:`.alias_compiled`:
     the same tables to the bit, much faster for large tables; needs Numba).
 
     Returns
@@ -42,7 +44,7 @@ def alias_tables(P: NDArray[np.float64], *, compiled: bool = False) -> tuple[NDA
     S, K = P.shape
     q = P * (K / P.sum(axis=1, keepdims=True))
     if compiled:
-        from ._alias_compiled import vose
+        from .alias_compiled import vose
 
         prob, alias = vose(q)
         return prob.ravel(), alias.ravel()
@@ -148,54 +150,6 @@ class AliasRows:
     @property
     def nbytes(self) -> int:
         return self.threshold.nbytes + self.pick.nbytes
-
-
-#: Bit generators whose raw output is 64 random bits: each raw draw gives two 32-bit uniforms.
-_RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
-
-
-def uniform32(rng: np.random.Generator, shape: int | tuple[int, ...]) -> NDArray[np.uint32]:
-    """Uniform 32-bit integers of the given shape, from ``rng``'s stream (reproducible).
-
-    The two halves of each raw 64-bit output (``random_raw``: about a quarter of the
-    cost of a float64 uniform); other bit generators go through ``rng.integers``.
-    """
-    n = math.prod(shape) if isinstance(shape, tuple) else int(shape)  # not np.prod: a few us a call
-    bg = rng.bit_generator
-    if isinstance(bg, _RAW64):
-        u = bg.random_raw((n + 1) // 2).view(np.uint32)[:n]
-    else:
-        u = rng.integers(0, 1 << 32, n, dtype=np.uint32)
-    return u.reshape(shape)
-
-
-def play_buffered(play, rng: np.random.Generator, n: int, per_fight: int, *, buffer: int, headroom: float) -> None:
-    """Drive a compiled fight loop over ``n`` fights with uniforms from ``rng`` in buffers.
-
-    ``play(done, u)`` plays fights from ``done`` on while ``u`` holds at least ``per_fight``
-    (an upper bound on the uniforms a fight reads) past its position, and returns the fights
-    done and the uniforms it read. The unused rest of a refill starts the next one, which holds
-    about what the fights left will read (``headroom`` times their mean so far), not their bound,
-    and at most ``max(buffer, 4 * per_fight)``: the stream is read in order, so the results do not
-    depend on ``buffer`` or ``headroom``, and memory is bounded whatever ``n`` (one array of
-    ``max(buffer, 4 * per_fight) + per_fight + 2`` uniforms for the whole run).
-    """
-    size = max(4 * per_fight, buffer)
-    # one buffer for the whole run, the unused rest moved to its front (a new array each refill
-    # cost more in fresh pages than the copy)
-    buf = np.empty(size + per_fight + 2, np.uint32)
-    done = used = left = 0
-    while done < n:
-        want = per_fight * (n - done) if done == 0 else int(headroom * used / done * (n - done)) + per_fight
-        want = max(per_fight, min(size, want))
-        fresh = max(0, want - left)
-        fresh += fresh & 1                        # even: uniform32 splits 64-bit draws, no half dropped
-        buf[left:left + fresh] = uniform32(rng, fresh)
-        done, pos = play(done, buf[:left + fresh])
-        used += pos
-        rest = left + fresh - pos
-        buf[:rest] = buf[pos:pos + rest].copy()
-        left = rest
 
 
 @dataclass(frozen=True)

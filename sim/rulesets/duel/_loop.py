@@ -1,14 +1,14 @@
-"""``duel`` compiled group kernel: the fight loop itself, compiled by Numba (see :mod:`._duel_compiled`).
+"""``duel`` compiled group kernel: the fight loop itself, compiled by Numba (see :mod:`.compiled`).
 
-Importing this module imports Numba; :mod:`._duel_compiled` imports it only when
+Importing this module imports Numba; :mod:`.compiled` imports it only when
 a fight is played. One call plays fights ``start, start + 1, ...`` one after
 another, each from its first phase to its end, until ``n`` are done or the
 uniforms left in ``u`` might not cover one more fight (``per_fight``: an upper
 bound on the uniforms one fight reads); it returns the fights done and the
 uniforms read, and the caller refills ``u`` from the block's stream.
 
-The rules are those of :mod:`._duel_fast` (whose docstrings state them), played
-model by model with its exact tables (:mod:`._duel_tables`), one 32-bit uniform
+The rules are those of :mod:`.fast` (whose docstrings state them), played
+model by model with its exact tables (:mod:`.tables`), one 32-bit uniform
 a draw. A model's key is ``dead << 6 | misted << 5 | wounds``; each side's
 standing models are its first rows, in listed order (the pairing order). Rows
 past a side's standing count are stale and never read: a model that falls is
@@ -52,7 +52,7 @@ _SCALE = 1.0 / 4294967296.0
 
 @nb.njit(cache=True)
 def _draw(rec, bits):
-    """The value of an :class:`.._alias.AliasPacked` slot record for the uniform ``u`` whose slot it is:
+    """The value of an :class:`sim.kernels.alias.AliasPacked` slot record for the uniform ``u`` whose slot it is:
     ``rec`` is the record (threshold, value, delta) as a uint64, ``bits`` is ``u`` (as an int64)."""
     alt = np.uint64(bits) >= (rec & np.uint64(0xFFFFFFFF))   # (unsigned both: int64 against uint64 is float)
     out = ((rec >> np.uint64(32)) + np.uint64(alt) * (rec >> np.uint64(48))) & np.uint64(0xFFFF)

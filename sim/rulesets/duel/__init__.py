@@ -29,14 +29,14 @@ Interpretations in detail (all described in ``docs/rules/duel.md``; each a defau
   wounds (ties: listed order).
 - ``toughness_die = "2d6"``: pass on a total <= T - S, a double six always fails.
 
-Modules: ``_duel_units`` (profiles and validation), ``_duel_plan`` (shared numbers
-and outcome assembly), ``_duel_reference`` (the scalar reference), ``_duel_chain``
-(the exact Markov-chain kernel, one model a side), ``_duel_groups`` (the same chain
-for small groups), ``_duel_tables`` and ``_duel_fast`` (the group kernel: every
+Modules: ``units`` (profiles and validation), ``plan`` (shared numbers
+and outcome assembly), ``reference`` (the scalar reference), ``chain``
+(the exact Markov-chain kernel, one model a side), ``groups`` (the same chain
+for small groups), ``tables`` and ``fast`` (the group kernel: every
 combat of a phase drawn whole from exact per-combat tables; up to 20 models a side),
-``_duel_compiled`` and ``_duel_loop`` (the same fights, model by model, from the same
+``compiled`` and ``_loop`` (the same fights, model by model, from the same
 tables in a loop compiled by Numba: it plays them when Numba imports;
-:meth:`Duel.with_engine` picks the vectorised one) and ``_duel_kernel`` (the general
+:meth:`Duel.with_engine` picks the vectorised one) and ``kernel`` (the general
 kernel, for ``spread`` assignment with ganging).
 """
 
@@ -49,20 +49,20 @@ from typing import Any
 
 import numpy as np
 
-from ..dice import DiceStream
-from ..errors import MatchupError, Where
-from ..outcomes import Outcomes, TrialOutcome
-from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
-from ..schema import Field, StateField
-from ._duel_chain import build_chain, simulate_chain
-from ._duel_compiled import available, simulate_loop
-from ._duel_fast import simulate_fast
-from ._duel_groups import build_group_chain
-from ._duel_kernel import simulate_general
-from ._duel_plan import DuelPlan, SideSpec, check_pass_probability
-from ._duel_reference import resolve_fight
-from ._duel_tables import build_tables
-from ._duel_units import (UNIT_FIELDS, DuelUnit, Weapon, apply_overrides, parse_duel_unit, rows_to_mappings,
+from ...dice import DiceStream
+from ...errors import MatchupError, Where
+from ...outcomes import Outcomes, TrialOutcome
+from ...ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ...schema import Field, StateField
+from .chain import build_chain, simulate_chain
+from .compiled import available, simulate_loop
+from .fast import simulate_fast
+from .groups import build_group_chain
+from .kernel import simulate_general
+from .plan import DuelPlan, SideSpec, check_pass_probability
+from .reference import resolve_fight
+from .tables import build_tables
+from .units import (UNIT_FIELDS, DuelUnit, Weapon, apply_overrides, parse_duel_unit, rows_to_mappings,
                           unit_row, unit_to_dict)
 
 __all__ = ["Duel", "DuelUnit", "Weapon", "RULESET"]
@@ -110,7 +110,7 @@ class Duel(Ruleset):
         return parse_duel_unit(mapping, where, from_text=from_text)
 
     def units_from_rows(self, rows: list[Mapping[str, str]], where: Where) -> list[DuelUnit]:
-        """CSV rows, with flat ``weapon_*`` / ``second_weapon_*`` columns (see ``_duel_units``)."""
+        """CSV rows, with flat ``weapon_*`` / ``second_weapon_*`` columns (see ``units``)."""
         units = []
         for row in rows:
             name = (row.get("name") or "").strip() or None
@@ -206,7 +206,7 @@ class Duel(Ruleset):
     def working_set(self, plan: DuelPlan, n: int) -> int:
         """Memory guard estimate: the chain tables (built lazily, under 64 MiB) and per fight arrays that
         grow with the models on both sides (measured 2.7 KB for 20 against 20)."""
-        from ..limits import table_bytes
+        from ...limits import table_bytes
 
         models = sum(getattr(u, "count", 1) for u in (plan.matchup.attacker, plan.matchup.defender))
         return table_bytes(plan) + (64 << 20) + int(n) * (512 + 96 * models)
@@ -224,7 +224,7 @@ class Duel(Ruleset):
 
 def group_matchup(n: int) -> tuple:
     """The benchmark's Duellist against Reaver with ``n`` models a side (``count`` multiplied)."""
-    from ..roster import default_roster  # the roster module imports the registry, which imports this one
+    from ...roster import default_roster  # the roster module imports the registry, which imports this one
 
     ros = default_roster("duel")
     att, dfn = (dataclasses.replace(ros.unit(name), name=f"{name} x{n}", count=n) for name in ("Duellist", "Reaver"))

@@ -1,6 +1,6 @@
 """``grimdark`` general kernel: strike step by strike step, one draw per pool and trial.
 
-A side's state is its wounds lost ``L`` per trial (see :mod:`._grimdark_plan`).
+A side's state is its wounds lost ``L`` per trial (see :mod:`.plan`).
 In each step every pool of identical attacks draws its unsaved wounds with one
 uniform from the alias rows of ``min(Binomial(attacks, p[target]), W)`` (or one
 ``rng.binomial`` when the pool is too large for a table), then the wounds are
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._grimdark_plan import GrimdarkPlan, Pool, SidePlan
+from .plan import GrimdarkPlan, Pool, SidePlan
 
 __all__ = ["simulate_pools"]
 

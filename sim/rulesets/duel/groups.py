@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from math import comb
 
-from ._duel_chain import Chain, duel_probabilities, pack_chain
-from ._duel_plan import DuelPlan
+from .chain import Chain, duel_probabilities, pack_chain
+from .plan import DuelPlan
 
 __all__ = ["build_group_chain"]
 

@@ -1,9 +1,9 @@
-"""``duel`` exact outcome tables of one combat, for the group kernels (:mod:`._duel_fast`, :mod:`._duel_compiled`).
+"""``duel`` exact outcome tables of one combat, for the group kernels (:mod:`.fast`, :mod:`.compiled`).
 
 A model's whole state is its wounds left: the yards it can still back are
 ``max(0, space - wounds lost)`` (it backs one yard per wound lost to a combat's
 hits until its space is used up, and only then are yards blocked; see
-:mod:`._duel_groups`). So the outcome of a combat depends on a few small
+:mod:`.groups`). So the outcome of a combat depends on a few small
 integers, and each is tabulated exactly once per matchup:
 
 - ``pair``: one model against one, by ``(wounds A, wounds B)``: the duel roll
@@ -21,9 +21,9 @@ integers, and each is tabulated exactly once per matchup:
 Outcomes are *parts* of a model's key in the kernel's state array: wounds in
 bits 0-4, ``MISTED`` and ``DEAD`` flags; ``pair`` holds instead the change of
 both models' keys (new part minus wounds), two ``int8`` read as one ``int16``.
-Every table is an :class:`._alias.AliasBits` (one 32-bit uniform a draw; each
+Every table is an :class:`sim.kernels.alias.AliasBits` (one 32-bit uniform a draw; each
 outcome's probability exact to within (slots a row) x ``2**-32``), packed as an
-:class:`._alias.AliasPacked` (the same draws, one gather each).
+:class:`sim.kernels.alias.AliasPacked` (the same draws, one gather each).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._alias import AliasBits, AliasPacked
-from ._duel_plan import DuelPlan
+from ...kernels.alias import AliasBits, AliasPacked
+from .plan import DuelPlan
 
 __all__ = ["DuelTables", "build_tables", "WOUNDS", "MISTED", "DEAD", "MAX_ROLL_CELLS"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dice import DiceStream
-from ..outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
-from ..ruleset import END, Rounds
-from ._duel_plan import ELIMINATED, SURVIVED, DuelPlan
+from ...dice import DiceStream
+from ...outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
+from ...ruleset import END, Rounds
+from .plan import ELIMINATED, SURVIVED, DuelPlan
 
 __all__ = ["resolve_fight"]
 

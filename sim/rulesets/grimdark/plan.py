@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import MatchupError
-from ..ruleset import Matchup
-from ._alias import AliasRows
-from ._grimdark_charts import p_success, to_hit, to_wound
-from ._grimdark_reference import COVER_STEP, FIST_STEP, step_of
-from ._grimdark_units import ModelGroup, Squad
+from ...errors import MatchupError
+from ...kernels.alias import AliasRows
+from ...ruleset import Matchup
+from .charts import p_success, to_hit, to_wound
+from .reference import COVER_STEP, FIST_STEP, step_of
+from .units import ModelGroup, Squad
 
 __all__ = ["SidePlan", "Pool", "WoundMap", "GrimdarkPlan", "build_plan", "p_unsaved", "MAX_MODELS", "MAX_GROUPS",
            "MAX_COUNT_ENTRIES"]

@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dice import max_of_d6
-from ..outcomes import Outcomes
-from ..ruleset import END, Rounds
-from ._duel_plan import DuelPlan, make_outcomes
+from ...dice import max_of_d6
+from ...outcomes import Outcomes
+from ...ruleset import END, Rounds
+from .plan import DuelPlan, make_outcomes
 
 __all__ = ["simulate_general"]
 

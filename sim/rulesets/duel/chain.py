@@ -26,9 +26,9 @@ from math import comb
 import numpy as np
 from numpy.typing import NDArray
 
-from ..outcomes import Outcomes
-from ..ruleset import END, Rounds
-from ._duel_plan import DuelPlan, make_outcomes
+from ...outcomes import Outcomes
+from ...ruleset import END, Rounds
+from .plan import DuelPlan, make_outcomes
 
 __all__ = ["Chain", "build_chain", "simulate_chain", "duel_probabilities", "loser_distribution"]
 

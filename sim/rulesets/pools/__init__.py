@@ -37,62 +37,34 @@ Interpretations where the spec is silent:
   attacker's attack pool, the round's defender's attack pool, then the round's
   attacker's saves (one die per hit it received), then the defender's saves.
 
-The kernel (``_pools_kernel``) samples counts, never single dice: one
+The kernel (``kernel``) samples counts, never single dice: one
 multinomial draw over the exact outcome table of an engagement for the
 default single round, inverse-CDF tables of (Shaken, unsaved hits) per side
 and round for longer fights.
+
+Modules: ``units`` (the unit), ``plan`` (the plan and its building),
+``kernel`` (the vectorised kernel and its tables) and ``reference`` (the scalar
+reference the kernel is tested against).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ..dice import DiceStream
-from ..errors import MatchupError
-from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
-from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
-from ..schema import Field, StateField, points_field
-from ._pools_kernel import (DESTROYED, HELD, RETREATED, ReceivedTables, RoundSetup, SideStats, SingleTable,
-                            build_tables, run_multinomial, run_rounds, single_engagement_table)
+from ...dice import DiceStream
+from ...errors import MatchupError
+from ...outcomes import Outcomes, TrialOutcome
+from ...ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ...schema import Field, StateField, points_field
+from .kernel import run_multinomial, run_rounds
+from .plan import PoolsPlan, build_plan
+from .reference import resolve_fight
+from .units import MAX_FIELDED_BASES, PoolsUnit
 
 __all__ = ["PoolsUnit", "PoolsPlan", "Pools", "RULESET"]
-
-SIDES = ("attacker", "defender")
-
-
-#: Bases a side may field in an equal-points fight (copies merge into one block).
-MAX_FIELDED_BASES = 400
-
-
-@dataclass(frozen=True, slots=True)
-class PoolsUnit:
-    """A block of bases."""
-
-    name: str
-    bases: int
-    attack: int
-    courage: int
-    move: float
-    save: int | None = None
-    wounds: int = 1
-    vehicle: bool = False
-    points: float | None = None
-
-
-@dataclass(frozen=True)
-class PoolsPlan:
-    """What the kernel and the reference need: the matchup and its fixed numbers."""
-
-    matchup: Matchup
-    sides: tuple[SideStats, SideStats]
-    setup: RoundSetup
-    #: Exact joint table of the first engagement (``None`` for very large pools).
-    single: SingleTable | None
-    #: Per receiving side, inverse-CDF tables for fights over several rounds (``None``: too large).
-    tables: tuple[ReceivedTables | None, ReceivedTables | None]
 
 
 class Pools(Ruleset):
@@ -175,23 +147,7 @@ class Pools(Ruleset):
                 f"pools: attacker {matchup.attacker.name!r} cannot both charge and hold a Dash token "
                 "(a Dash contact is never a Charge): set attacker.charge=false"
             )
-        sides = tuple(
-            SideStats(u.attack, u.bases, u.wounds, 1.0 if u.save is None else (u.save - 1) / 6.0, u.courage,
-                      float(u.move), bool(u.vehicle))
-            for u in (matchup.attacker, matchup.defender)
-        )
-        o = matchup.options
-        setup = RoundSetup(
-            charge=bool(matchup.state("attacker", "charge")),
-            shaken=tuple(bool(matchup.state(s, "shaken")) for s in SIDES),
-            flanked=tuple(bool(matchup.state(s, "flanked")) for s in SIDES),
-            dash=tuple(bool(matchup.state(s, "dash")) for s in SIDES),
-            cover=tuple(bool(matchup.state(s, "cover")) for s in SIDES),
-            dash_shift=int(o["dash_shift"]), cover_shift=int(o["cover_shift"]),
-            flank_shift=int(o["flank_shift"]), target_dash_shift=int(o["target_dash_shift"]),
-            rally=bool(o["rally"]),
-        )
-        return PoolsPlan(matchup, sides, setup, single_engagement_table(sides, setup), build_tables(sides, setup))
+        return build_plan(matchup)
 
     # ---------------------------------------------------------------- kernel
     def simulate(self, plan: PoolsPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int,
@@ -221,152 +177,12 @@ class Pools(Ruleset):
     # ------------------------------------------------------------- reference
     def working_set(self, plan: PoolsPlan, n: int) -> int:
         """Memory guard estimate: the engagement tables and under 250 bytes per fight (measured at 50 bases)."""
-        from ..limits import table_bytes
+        from ...limits import table_bytes
 
         return table_bytes(plan) + (32 << 20) + 1024 * int(n)
 
     def resolve_one(self, plan: PoolsPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
-        m, o = plan.matchup, plan.matchup.options
-        unit = {"attacker": m.attacker, "defender": m.defender}
-        other = {"attacker": "defender", "defender": "attacker"}
-        wounds_left = {s: unit[s].bases * unit[s].wounds for s in SIDES}
-        damage = {s: 0 for s in SIDES}
-        shaken = {s: bool(m.state(s, "shaken")) for s in SIDES}
-        destroyed = {s: False for s in SIDES}
-        retreated = {s: False for s in SIDES}   # retreated in the previous engagement
-        lost_last = {s: False for s in SIDES}
-        limit = max_rounds if rounds == END else int(rounds)
-        fought = 0
-        while fought < limit:
-            fought += 1
-            # Fighting on: the sides take turns as attacker, the original attacker in odd rounds.
-            att = "attacker" if fought % 2 == 1 else "defender"
-            dfn = other[att]
-            if fought == 1:
-                # The first engagement is the one the states describe.
-                charging = bool(m.state("attacker", "charge"))
-                flanked = {s: bool(m.state(s, "flanked")) for s in SIDES}
-                dash = {s: bool(m.state(s, "dash")) for s in SIDES}
-                cover = {s: bool(m.state(s, "cover")) for s in SIDES}
-            else:
-                # Rally (switch): Shaken clears at the start of the unit's own turn as attacker.
-                if o["rally"] and shaken[att]:
-                    shaken[att] = False
-                # Each new attacker charges out of the open; a unit that retreated in the
-                # previous engagement faces away, so it counts as flanked when charged.
-                charging = True
-                flanked = {att: False, dfn: retreated[dfn]}
-                dash = {s: False for s in SIDES}
-                cover = {s: False for s in SIDES}
-
-            # 2. Attack pools: stat x bases remaining, then per-base modifiers.
-            pool = {}
-            for s in (att, dfn):
-                u = unit[s]
-                bases = -(-wounds_left[s] // u.wounds)  # a partly damaged base still fights
-                raw = u.attack * bases
-                per_base = 0
-                if s == att and charging:
-                    per_base += 1
-                if shaken[s]:
-                    per_base -= 1
-                if flanked[s]:
-                    per_base -= 1
-                if u.vehicle and s == dfn:
-                    per_base -= 1
-                final = raw + per_base * bases
-                if per_base < 0:
-                    # reductions stop at one die per base (but never raise the stat itself)
-                    final = max(final, min(raw, bases))
-                pool[s] = final
-
-            # 3. Both roll at once: 4+ to hit, moved by Dash, Cover and Flanking, clamped 2+..6+.
-            hits = {}
-            for s in (att, dfn):
-                t = other[s]
-                threshold = 4
-                if dash[s]:
-                    threshold += o["dash_shift"]
-                if dash[t]:
-                    threshold += o["target_dash_shift"]
-                if cover[t]:
-                    threshold += o["cover_shift"]
-                if flanked[t]:
-                    threshold += o["flank_shift"]
-                threshold = min(max(threshold, 2), 6)
-                hits[s] = sum(1 for _ in range(pool[s]) if dice.d6() >= threshold)
-            # Shaken check straight after the roll, on hits received before saves.
-            for s in (att, dfn):
-                if hits[other[s]] >= unit[s].courage:
-                    shaken[s] = True
-
-            # 4. Saves: one die per hit received, each die >= save cancels one hit.
-            unsaved = {}
-            for s in (att, dfn):
-                received = hits[other[s]]
-                if unit[s].save is None:
-                    unsaved[s] = received
-                else:
-                    saved = sum(1 for _ in range(received) if dice.d6() >= unit[s].save)
-                    unsaved[s] = received - saved
-
-            # 5. Fewer unsaved hits wins, more loses, equal is a tie.
-            if unsaved[att] < unsaved[dfn]:
-                loser = dfn
-            elif unsaved[dfn] < unsaved[att]:
-                loser = att
-            else:
-                loser = None
-
-            # 6. Wounds = unsaved hits, filling one base at a time.
-            for s in SIDES:
-                taken = min(unsaved[s], wounds_left[s])
-                damage[s] += taken
-                wounds_left[s] -= taken
-                if wounds_left[s] == 0:
-                    destroyed[s] = True
-            # The loser retreats half its move and turns away; a stationary loser is destroyed.
-            # On a tie the attacker is pushed back 1" (no lasting effect here).
-            for s in SIDES:
-                lost_last[s] = s == loser
-                retreated[s] = False
-                if s == loser and not destroyed[s]:
-                    if unit[s].move == 0:
-                        destroyed[s] = True
-                    else:
-                        retreated[s] = True
-            if destroyed["attacker"] or destroyed["defender"]:
-                break
-
-        # Outcome.
-        capped = rounds == END and fought >= limit and not (destroyed["attacker"] or destroyed["defender"])
-        if destroyed["attacker"] and destroyed["defender"]:
-            winner = DRAW
-        elif destroyed["defender"]:
-            winner = ATTACKER
-        elif destroyed["attacker"]:
-            winner = DEFENDER
-        elif capped:
-            winner = DRAW
-        elif damage["attacker"] < damage["defender"]:
-            winner = ATTACKER
-        elif damage["defender"] < damage["attacker"]:
-            winner = DEFENDER
-        else:
-            winner = DRAW
-        category, extras = {}, {}
-        for s in SIDES:
-            if destroyed[s]:
-                category[s] = DESTROYED
-            elif lost_last[s]:
-                category[s] = RETREATED
-            else:
-                category[s] = HELD
-            extras[f"shaken_{s}"] = int(shaken[s])
-            bases_left = 0 if destroyed[s] else -(-wounds_left[s] // unit[s].wounds)
-            extras[f"bases_lost_{s}"] = unit[s].bases - bases_left
-        return TrialOutcome(winner, damage["attacker"], damage["defender"], category["attacker"],
-                            category["defender"], fought, capped, extras)
+        return resolve_fight(plan, dice, rounds, max_rounds)
 
     def bench_matchup(self) -> tuple[str, str, dict[str, dict[str, Any]], Rounds]:
         """One engagement between two 10-base units of the default roster."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._alias import alias_sample, alias_tables
+from ...kernels.alias import alias_sample, alias_tables
 
 __all__ = ["MAX_STATES", "ChainTables", "chain_tables", "round_matrix", "sample_rows"]
 

@@ -1,15 +1,15 @@
 """``duel`` compiled group kernel: whole fights, one after another, in a loop compiled by Numba.
 
-The vectorised group kernel (:mod:`._duel_fast`) draws every combat of a phase
+The vectorised group kernel (:mod:`.fast`) draws every combat of a phase
 from exact outcome tables, but spends most of a 20 v 20 fight's time on the
 whole-array passes around the draws (the compaction, the radix sort of the
 fights by pairs, the ganged combat's gathers). This kernel plays the same rules
-model by model in compiled code (:mod:`._duel_loop`) with the same tables
-(:class:`._duel_tables.DuelTables`), one 32-bit uniform a draw: not the
+model by model in compiled code (:mod:`._loop`) with the same tables
+(:class:`.tables.DuelTables`), one 32-bit uniform a draw: not the
 vectorised kernel's stream draw for draw, but the same distribution (tested
 against it, and against the exact group chains).
 
-The uniforms come in buffers from the fight's stream (:func:`._alias.uniform32`);
+The uniforms come in buffers from the fight's stream (:func:`sim.kernels.uniforms.uniform32`);
 the unused rest of one buffer starts the next, so a run reads its stream in order
 and is determined by its seed and ``n``, whatever the buffer sizes. Every fight the
 vectorised group kernel plays is played here when Numba imports (else there).
@@ -21,11 +21,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..outcomes import Outcomes
-from ..ruleset import END, Rounds
-from ._alias import AliasPacked, play_buffered
-from ._duel_plan import DuelPlan, make_outcomes
-from ._duel_tables import DuelTables
+from ...kernels.alias import AliasPacked
+from ...kernels.uniforms import play_buffered
+from ...outcomes import Outcomes
+from ...ruleset import END, Rounds
+from .plan import DuelPlan, make_outcomes
+from .tables import DuelTables
 
 __all__ = ["available", "simulate_loop", "BUFFER", "HEADROOM"]
 
@@ -42,7 +43,7 @@ MAX_MODELS = 256
 def available() -> bool:
     """Whether Numba imports here (else the vectorised group kernel plays every fight)."""
     try:
-        from . import _duel_loop  # noqa: F401
+        from . import _loop  # noqa: F401
     except ImportError:
         return False
     return True
@@ -74,7 +75,7 @@ def simulate_loop(plan: DuelPlan, tables: DuelTables, n: int, rng: np.random.Gen
     Memory is the results (a few ``int64`` per fight) and one buffer of at most
     ``max(BUFFER, 4 * per_fight)`` uniforms, whatever ``n``.
     """
-    from ._duel_loop import play
+    from ._loop import play
 
     limit = max_rounds if rounds == END else int(rounds)
     s0, s1 = plan.sides

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
+from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 
 __all__ = ["SideStats", "RoundSetup", "SingleTable", "ReceivedTables", "single_engagement_table", "build_tables",
            "run_multinomial", "run_rounds", "pool_size", "p_hit", "DESTROYED", "RETREATED", "HELD"]

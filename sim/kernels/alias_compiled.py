@@ -1,6 +1,6 @@
 """Vose's alias construction row by row, compiled by Numba (used where Numba is already loaded).
 
-:func:`._alias.alias_tables` settles one small column of every row per
+:func:`.alias.alias_tables` settles one small column of every row per
 iteration, in whole-array operations; for tables of thousands of rows and tens
 of columns (the ``warband`` star tables) its per-iteration overhead is most of
 the time a matchup's tables take. :func:`vose` runs the same pairing row by row:

@@ -3,14 +3,14 @@
 Rules: ``docs/rules/grimdark.md``; written from the original text ``001_ae2f5c5f2d6c01fb.txt``
 (Russian; not distributed).
 
-A unit is a squad of model groups (see :mod:`._grimdark_units`). Each round the
+A unit is a squad of model groups (see :mod:`.units`). Each round the
 models in base contact make A (+1 two weapons, +1 charging in round 1) attacks,
 the others exactly one plain attack; strikes go in steps (cover step in round 1
 with frag grenades, Initiative 10..1 with equal Initiative simultaneous, power
 fists last), casualties after each step. No morale rules (the text has none).
 
 Kernel: a side's state is its wounds lost ``L`` per trial (see
-:mod:`._grimdark_plan`). Within a step, the attacks of one pool are identical
+:mod:`.plan`). Within a step, the attacks of one pool are identical
 and rolled against one target profile, so the unsaved wounds are
 ``Binomial(attacks, p_hit * p_wound * p_fail_save)`` (three binomial thinnings
 compose into one), drawn with one uniform through alias tables of that binomial
@@ -18,9 +18,9 @@ per (attacks, target profile), capped at the enemy's wounds; applying them is
 ``min(L + u, W)``, or two look-ups when instant death can skip the rest of a
 model's wounds. Groups of one profile strike as one pool (a big equal-points
 squad costs what its profiles cost, not its groups), and fights that are over
-leave the working set (:mod:`._grimdark_kernel`). When every model is engaged
+leave the working set (:mod:`.kernel`). When every model is engaged
 (the default) and the state space is small, a whole round is one draw from its
-exact transition distribution instead (:mod:`._grimdark_chain`).
+exact transition distribution instead (:mod:`.chain`).
 
 Limits: at most 500 models and 50 groups a side (a 2,000-point budget of any
 shipped squad fits). Memory per 65,536-trial block stays under ~150 MB at those
@@ -60,16 +60,16 @@ from typing import Any
 
 import numpy as np
 
-from ..dice import DiceStream
-from ..errors import MatchupError, Where
-from ..outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
-from ..ruleset import END, Extra, Matchup, Rounds, Ruleset
-from ..schema import Field, StateField
-from ._grimdark_chain import ChainTables, chain_tables, sample_rows
-from ._grimdark_kernel import simulate_pools
-from ._grimdark_plan import MAX_GROUPS, MAX_MODELS, GrimdarkPlan, build_plan
-from ._grimdark_reference import SURVIVED, WIPED_OUT, resolve_fight
-from ._grimdark_units import (UNIT_FIELDS, Squad, parse_squad, squad_rows, squad_to_dict, squad_with_overrides,
+from ...dice import DiceStream
+from ...errors import MatchupError, Where
+from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
+from ...ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ...schema import Field, StateField
+from .chain import ChainTables, chain_tables, sample_rows
+from .kernel import simulate_pools
+from .plan import MAX_GROUPS, MAX_MODELS, GrimdarkPlan, build_plan
+from .reference import SURVIVED, WIPED_OUT, resolve_fight
+from .units import (UNIT_FIELDS, Squad, parse_squad, squad_rows, squad_to_dict, squad_with_overrides,
                               squads_from_rows)
 
 __all__ = ["Grimdark", "RULESET"]
@@ -82,7 +82,7 @@ MAX_FIELDED_GROUPS = MAX_GROUPS
 class Grimdark(Ruleset):
     """Squad against squad: strike steps by cover, Initiative and power fists; casualties after each step.
 
-    Units are :class:`~sim.rulesets._grimdark_units.Squad` objects; states
+    Units are :class:`~sim.rulesets.grimdark.units.Squad` objects; states
     ``charging`` (attacker), ``in_cover`` (defender), ``engaged`` (both, -1 =
     all); option ``instant_death``; extras ``models_lost_attacker`` and
     ``models_lost_defender`` (distributions reported).
@@ -151,8 +151,8 @@ class Grimdark(Ruleset):
     def working_set(self, plan: GrimdarkPlan, n: int) -> int:
         """Plan tables, the chain's tables when it applies (<= MAX_STATES^2), and per fight a few
         int64 arrays per strike pool."""
-        from ..limits import table_bytes
-        from ._grimdark_chain import MAX_STATES
+        from ...limits import table_bytes
+        from .chain import MAX_STATES
 
         groups = sum(len(s.groups) for s in (plan.matchup.attacker, plan.matchup.defender))
         return table_bytes(plan) + 16 * MAX_STATES**2 * 2 + int(n) * 8 * (40 + 4 * groups)
@@ -237,7 +237,7 @@ def budget_matchup(budget: int) -> tuple:
     A squad's k copies are its model groups repeated k times in listed order (the
     equal-points rule), built here for the benchmark.
     """
-    from ..roster import default_roster  # the roster module imports the registry, which imports this one
+    from ...roster import default_roster  # the roster module imports the registry, which imports this one
 
     squads = [u for u in default_roster("grimdark").units.values() if u.points]
     cheap = min(squads, key=lambda u: (u.points, u.name))
@@ -276,7 +276,7 @@ def _chain(plan: GrimdarkPlan) -> ChainTables | None:
 
 def _check_size(squad: Squad, where: Where) -> Squad:
     """Documented limits of a roster's squad (:mod:`sim.limits`); copies fielded at a budget have their own."""
-    from ..limits import GRIMDARK_MAX_GROUPS, GRIMDARK_MAX_MODELS
+    from ...limits import GRIMDARK_MAX_GROUPS, GRIMDARK_MAX_MODELS
 
     if len(squad.groups) > GRIMDARK_MAX_GROUPS:
         raise where.error("models", f"{len(squad.groups)} groups",
