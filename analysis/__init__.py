@@ -10,7 +10,7 @@ holds the contracts that CI checks):
 ``analysis.runs``
     Everything that fights: matrices, copy-count fights, sweeps, compares, the
     solver, the block runner, executors and the results store. A run returns data.
-``analysis.report.build``
+``analysis.report``
     What a person reads: reports, findings, tables, plots, diff, and the safe
     CSV/HTML/Markdown writers.
 ``analysis.cli``
@@ -25,6 +25,7 @@ sweep             vary one field of a unit on common random numbers
 marginal_value    the value of one stat point from a sweep
 compare           a base unit against a variant on common random numbers
 balance_pair      the value of a field at which two units are even
+rebalance         one points table that balances the whole roster, proved by a fresh run -> RebalanceResult
 diff              what changed beyond the noise between two runs -> RunDiff (also ``diff_runs``)
 build_report      a report's content -> Report (``Report.write`` writes it)
 write_all         one report per ruleset and an index
@@ -52,6 +53,8 @@ _LAZY = {
     "marginal_value": (".runs.sweep", "marginal_value"),
     "compare": (".runs.compare", "compare"),
     "balance_pair": (".runs.solver", "balance_pair"),
+    "rebalance": (".runs.rebalance", "rebalance"),
+    "RebalanceResult": (".runs.rebalance", "RebalanceResult"),
     "diff": (".report.diff", "diff_runs"),
     "diff_runs": (".report.diff", "diff_runs"),
     "build_report": (".report.build", "build_report"),

@@ -23,6 +23,7 @@ nothing else from ``sim`` except :mod:`sim.testing` in its tests.
 Public names
 ------------
 Ruleset        the base class: metadata, schema, validation, the three methods
+BalanceSettings the rounds, round cap and states equal-points balance questions are asked under
 Matchup        the validated fight ``prepare`` receives (units, states, options)
 Field          one typed unit field or option (``kind``, range, choices, default)
 StateField     a situational state of one side (a Field plus sides and defaults)
@@ -42,7 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -53,7 +54,7 @@ from .outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
 from .schema import REQUIRED, Field, StateField, parse_fields
 
 __all__ = [
-    "Ruleset", "Matchup", "Field", "StateField", "REQUIRED", "Extra", "Outcomes", "TrialOutcome",
+    "Ruleset", "BalanceSettings", "Matchup", "Field", "StateField", "REQUIRED", "Extra", "Outcomes", "TrialOutcome",
     "DRAW", "ATTACKER", "DEFENDER", "DiceStream", "Rounds", "END", "SIDES", "parse_rounds",
     "InputError", "MatchupError", "Where",
 ]
@@ -113,6 +114,34 @@ class Matchup:
         return self.states[side][name]
 
 
+@dataclass(frozen=True)
+class BalanceSettings:
+    """The settings a ruleset's balance questions are asked under: what measures the units, not the setup.
+
+    ``meleelab matrix``, ``balance``, ``report``, ``rebalance``, ``sweep`` and
+    ``compare`` fight under these unless told otherwise (``--rounds``,
+    ``--max-rounds``, ``--set``, or ``--rules-defaults`` for the rules' own
+    defaults); ``meleelab fight`` always keeps the rules' own defaults. A ruleset
+    that declares none is balanced under its rules' defaults.
+
+    Attributes
+    ----------
+    rounds : int or "end"
+    max_rounds : int
+        Round cap of ``rounds = "end"`` (a fight still going is a draw).
+    states : mapping
+        ``{"attacker": {state: value}, "defender": {...}}`` (the states a designer would otherwise
+        have to set by hand, e.g. a frontage); the rest keep their defaults.
+    why : tuple of str
+        One sentence per choice, in plain words, for the report and the rules page.
+    """
+
+    rounds: Rounds = "end"
+    max_rounds: int = 50
+    states: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    why: tuple[str, ...] = ()
+
+
 def parse_rounds(value: Any, where: Where = Where("--rounds")) -> Rounds:
     """``"end"`` or an integer in 1..MAX_ROUNDS (``"3"`` is accepted)."""
     from .limits import MAX_ROUNDS
@@ -146,6 +175,8 @@ class Ruleset:
     unit_fields: ClassVar[tuple[Field, ...]]
     state_fields: ClassVar[tuple[StateField, ...]] = ()
     option_fields: ClassVar[tuple[Field, ...]] = ()
+    #: The settings equal-points balance questions are asked under (None: the rules' own defaults).
+    balance_settings: ClassVar[BalanceSettings | None] = None
     #: Top-level tables a roster file may carry besides ``ruleset``, ``unit`` and ``options``.
     roster_tables: ClassVar[tuple[str, ...]] = ()
     extras: ClassVar[tuple[Extra, ...]] = ()
@@ -320,6 +351,12 @@ class Ruleset:
         from .limits import table_bytes
 
         return table_bytes(plan) + 4096 * int(n)
+
+    def balance_defaults(self) -> BalanceSettings:
+        """:attr:`balance_settings`, or the rules' own defaults (``default_rounds``, a cap of 50, no states)."""
+        if self.balance_settings is not None:
+            return self.balance_settings
+        return BalanceSettings(self.default_rounds, 50, {}, ("the rules' own defaults",))
 
     def describe(self) -> dict[str, Any]:
         return {

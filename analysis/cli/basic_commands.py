@@ -74,11 +74,15 @@ def units_cmd(ruleset: str, roster: str | None, as_json: bool) -> None:
 @_scheduler_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@budget_option
+@budget_option(default_text="one unit a side, whatever the roster's budget")
 def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, trials: int, seed: int | None,
               rounds: str | None, max_rounds: int, settings: tuple[str, ...], workers: int, scheduler: str | None,
               as_json: bool, quiet: bool, budget: str | None) -> None:
-    """Simulate TRIALS fights of ATTACKER against DEFENDER."""
+    """Simulate TRIALS fights of ATTACKER against DEFENDER, one unit a side, under the rules' own defaults.
+
+    --budget POINTS fields copies at equal points; the balance commands (matrix,
+    balance, report) fight under the ruleset's balance settings instead.
+    """
     rs = sim.get_ruleset(ruleset)
     ros = roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
@@ -87,7 +91,8 @@ def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, tr
         with _executor(scheduler, workers) as executor:
             result = sim.fight(rs, attacker, defender, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                                states=states, overrides=overrides, options=options, workers=workers, roster=ros,
-                               progress=update, from_text=True, budget=budget, executor=executor)
+                               progress=update, from_text=True, budget="none" if budget is None else budget,
+                               executor=executor)
     finally:
         close()
     if as_json:

@@ -20,7 +20,7 @@ from .scale import scheduler_option as _scheduler_option
 from .types import MAX_ROUNDS_TYPE, ROUNDS, SEED, TRIALS, WORKERS, Number
 
 __all__ = ["Failure", "progress_bar", "count_bar", "roster_arg", "roster_option", "budget_option", "rounds_option",
-           "common_run_options", "run_options", "precision_options", "report_run_options"]
+           "balance_rounds_options", "fielding_option", "common_run_options", "run_options", "precision_options", "report_run_options"]
 
 
 class Failure(Exception):
@@ -54,8 +54,11 @@ def roster_option(f: Callable | None = None, **kwargs: Any) -> Callable:
     return option(f) if f is not None else option
 
 
-def budget_option(f: Callable) -> Callable:
+def budget_option(f: Callable | None = None, *, default_text: str = "the roster's budget") -> Callable:
     """--budget POINTS: equal-points fights (the roster's own budget by default), checked as it is read."""
+    if f is None:
+        return lambda g: budget_option(g, default_text=default_text)
+
     def parse(ctx: Any, param: Any, value: str | None) -> Any:
         if value is None:
             return None  # nothing to import: --help and the commands without --budget stay light
@@ -64,15 +67,36 @@ def budget_option(f: Callable) -> Callable:
         return parse_budget(value, "--budget")
 
     return click.option("--budget", type=str, default=None, metavar="POINTS", callback=parse,
-                        help="Equal points: each side fields floor(POINTS / points) copies of its unit "
-                             "(default: the roster's budget; 'none': one unit a side).")(f)
+                        help="Equal points: each side fields POINTS / points copies of its unit (default: "
+                             f"{default_text}; 'none': one unit a side).")(f)
 
 
 def rounds_option(f: Callable) -> Callable:
+    """--rounds and --max-rounds of ``fight``: the rules' own defaults."""
     f = click.option("--max-rounds", type=MAX_ROUNDS_TYPE, default=50, show_default=True,
                      help="Cap for --rounds end: a fight still going is a draw.")(f)
     return click.option("--rounds", type=ROUNDS, default=None,
                         help=f'Rounds per fight: 1..{MAX_ROUNDS} or "end" (default: the ruleset\'s).')(f)
+
+
+def fielding_option(f: Callable) -> Callable:
+    """--fielding expected|whole: how a budget fields copies (expected by default)."""
+    return click.option("--fielding", type=click.Choice(["expected", "whole"]), default="expected",
+                        show_default=True,
+                        help="Under a budget: 'expected' fields budget / points copies on average (k + 1 copies in "
+                             "a fraction f of the fights), 'whole' always floor(budget / points).")(f)
+
+
+def balance_rounds_options(f: Callable) -> Callable:
+    """--rounds, --max-rounds and --rules-defaults of the balance commands: the ruleset's balance settings."""
+    f = click.option("--rules-defaults", is_flag=True,
+                     help="Fight under the rules' own defaults (rounds, cap, states) instead of the ruleset's "
+                          "balance settings (see `meleelab rulesets --balance`).")(f)
+    f = click.option("--max-rounds", type=MAX_ROUNDS_TYPE, default=None,
+                     help="Cap for --rounds end: a fight still going is a draw (default: the balance settings').")(f)
+    return click.option("--rounds", type=ROUNDS, default=None,
+                        help=f'Rounds per fight: 1..{MAX_ROUNDS} or "end" (default: the ruleset\'s balance '
+                             "settings).")(f)
 
 
 def count_bar(quiet: bool, desc: str, unit: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
@@ -100,6 +124,7 @@ def common_run_options(f: Callable) -> Callable:
 
 def run_options(f: Callable) -> Callable:
     """--set, --rounds/--max-rounds, --workers, --scheduler, --quiet, --out, --budget (matrix, sweep, compare)."""
+    f = fielding_option(f)
     f = budget_option(f)
     f = click.option("--out", type=click.Path(file_okay=False), default=None,
                      help="Directory for the CSV/PNG files (replaced as a whole when the run ends).")(f)
@@ -107,7 +132,7 @@ def run_options(f: Callable) -> Callable:
     f = _scheduler_option(f)
     f = click.option("--workers", type=WORKERS, default=1, show_default=True,
                      help="Local processes (same result for any value; at most the cores).")(f)
-    f = rounds_option(f)
+    f = balance_rounds_options(f)
     return click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
                         help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
 
@@ -127,12 +152,13 @@ def precision_options(f: Callable) -> Callable:
 
 def report_run_options(f: Callable) -> Callable:
     """Matrix settings of `balance` and `report` (the precision options as in `matrix`)."""
+    f = fielding_option(f)
     f = budget_option(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
     f = _scheduler_option(f)
     f = click.option("--workers", type=WORKERS, default=1, show_default=True,
                      help="Local processes (same result for any value; at most the cores).")(f)
-    f = rounds_option(f)
+    f = balance_rounds_options(f)
     f = click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
                      help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
     f = precision_options(f)

@@ -146,10 +146,12 @@ class Report:
         """Trials per cell and the widest interval achieved."""
         long = self.matrix.long
         fought = long[long["trials"] > 0]
+        # every fight behind a cell (a mixed cell's whole-copy cells), not its effective number
+        fights = fought["fights"] if "fights" in fought else fought["trials"]
         half = ((fought["p_attacker_hi"] - fought["p_attacker_lo"]) / 2).max() if len(fought) else float("nan")
         return {"cells": int(len(long)), "cells_fought": int(len(fought)),
-                "trials_total": int(fought["trials"].sum()), "trials_min": int(fought["trials"].min()),
-                "trials_median": float(fought["trials"].median()), "trials_max": int(fought["trials"].max()),
+                "trials_total": int(fights.sum()), "trials_min": int(fights.min()),
+                "trials_median": float(fights.median()), "trials_max": int(fights.max()),
                 "widest_half_width": float(half),
                 "not_fought": [f"{a} vs {d}: {n}" for a, d, n in
                                zip(long["attacker"], long["defender"], long["note"]) if n]}
@@ -262,7 +264,7 @@ def build_report(
     half_width: float = DEFAULT_HALF_WIDTH,
     max_trials: int = DEFAULT_MAX_TRIALS,
     rounds: Any = None,
-    max_rounds: int = 50,
+    max_rounds: int | None = None,
     states: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -274,6 +276,8 @@ def build_report(
     store: Any = None,
     feature: Any = None,
     baseline: str | Path | None = None,
+    rules_defaults: bool = False,
+    fielding: str | None = None,
 ) -> Report:
     """Run the matchup matrix of a roster and every balance metric.
 
@@ -289,7 +293,12 @@ def build_report(
     half_width, max_trials : float, int
         Per-cell target Wilson half-width and trial cap (see :func:`analysis.runs.matrix.matchup_matrix`).
     rounds, max_rounds, states, overrides, options, from_text
-        As in :func:`sim.fight`, applied to every cell.
+        As in :func:`sim.fight`, applied to every cell; rounds, the cap and the states default to the
+        ruleset's balance settings (a state given replaces that state's balance value).
+    rules_defaults : bool
+        Fight under the rules' own defaults instead of the balance settings.
+    fielding : {"expected", "whole"}, optional
+        How the budget fields copies (:mod:`analysis.runs.fielding`; expected by default).
     workers : int
         Processes (the numbers do not depend on it).
     progress : callable, optional
@@ -331,16 +340,17 @@ def build_report(
     old = baseline_folder(baseline, rs.id) if baseline is not None else None
     run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
-               executor=executor, store=store)
-    matrix = matchup_matrix(rs, ros, units, progress=progress, budget=budget, **run)
+               executor=executor, store=store, rules_defaults=rules_defaults)
+    matrix = matchup_matrix(rs, ros, units, progress=progress, budget=budget, fielding=fielding, **run)
     one_for_one = matchup_matrix(rs, ros, units, budget="none", **run) if matrix.budget is not None else None
     balance = balance_summary(matrix, seed=0)
     settings = {"seed": seed if seed is not None else matrix.provenance.get("seed_entropy"),
                 "half_width": half_width, "max_trials": int(max_trials), "rounds": matrix.settings.get("rounds"),
-                "max_rounds": int(max_rounds), "units": list(units) if units else None,
-                "states": _plain(states or {}), "overrides": _plain(overrides or {}), "options": _plain(options or {}),
-                "budget": matrix.budget,
-                "time_to_resolution": {"rounds": "end", "max_rounds": int(max_rounds),
+                "max_rounds": int(matrix.settings["max_rounds"]), "units": list(units) if units else None,
+                "states": _plain(matrix.settings.get("states") or {}), "overrides": _plain(overrides or {}),
+                "options": _plain(options or {}), "budget": matrix.budget,
+                "balance_settings": _plain(matrix.settings.get("balance_settings") or {}),
+                "time_to_resolution": {"rounds": "end", "max_rounds": int(matrix.settings["max_rounds"]),
                                        "trials": min(int(max_trials), TO_THE_END_TRIALS)}}
     if chosen:
         check_features(chosen, matrix)
@@ -351,7 +361,8 @@ def build_report(
     if baseline is not None:
         settings["baseline"] = str(baseline)
     trials = min(int(max_trials), TO_THE_END_TRIALS)
-    curves = {a: to_the_end(rs, ros, matrix, a, int(max_rounds), trials, states, overrides, options, from_text)
+    curves = {a: to_the_end(rs, ros, matrix, a, int(matrix.settings["max_rounds"]), trials,
+                            matrix.settings.get("states") or {}, overrides, options, from_text)
               for a in dict.fromkeys(p[0] for p in featured)}
     rep = Report(rs, ros, matrix, balance, settings, featured, curves, 0.0, one_for_one, why)
     if old is not None:

@@ -81,12 +81,13 @@ def _price_parts(i: Any, row: pd.Series) -> tuple[Any, ...]:
     parts: list[Any] = [f"{row['unit']}: ", _fair_link(fmt(row["points"], "points"), i), " points, fair price "]
     fair, beyond = _num(row["fair_points"]), str(row.get("beyond") or "")
     if math.isnan(fair):
-        parts += ["beyond the roster's range (", _fair_link("extrapolation", i), f": {beyond})" if beyond else ")"]
+        parts += ["beyond the roster's range (", _fair_link("extrapolation", i)]
+        parts += [": ", _fair_link(beyond, i), ")"] if beyond else [")"]
         return tuple(parts)
     parts += [_fair_link(fmt(fair, "points"), i), " (95% interval ",
               _fair_link(interval_against(row["fair_lo"], row["fair_hi"], "points", row["points"]), i), ")"]
     if beyond:
-        parts += ["; ", _fair_link("extrapolation", i), f": {beyond}"]
+        parts += ["; ", _fair_link("extrapolation", i), ": ", _fair_link(beyond, i)]
     if not bool(row.get("flagged")):
         parts.append("; within its interval, not flagged")
     return tuple(parts)

@@ -38,7 +38,7 @@ def environment() -> Any:
     """The jinja2 environment of the report templates (autoescaped, undefined names are errors)."""
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("analysis.report.build", "templates"), autoescape=True,
+    return jinja2.Environment(loader=jinja2.PackageLoader("analysis.report", "templates"), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                               keep_trailing_newline=True)
 

@@ -2,7 +2,7 @@
 
 Every function draws on ``ax`` (a new figure is made only when ``ax`` is None),
 returns the Axes, and never shows or saves anything: the caller decides
-(:mod:`analysis.report.build` embeds them as PNG, a notebook shows them). Labels are
+(:mod:`analysis.report` embeds them as PNG, a notebook shows them). Labels are
 plain text (``$`` in a unit name is a dollar sign, never mathtext; see
 :mod:`analysis.report.render`).
 """

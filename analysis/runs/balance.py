@@ -10,13 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from sim.errors import InputError
+
+from ..stats.expected import DEFAULT_TOLERANCE
+from ..stats.fair_prices import FAIR_PRICE_DEFINITION
 from ..stats.summary import BalanceSummary, summarise
+from .expected_curves import expected_fair_points
 from .pricing import complete_curves
 
 __all__ = ["balance_summary", "BalanceSummary"]
 
 
-def balance_summary(matrix: Any, *, seed: int = 0, progress: Any = None, curves: Any = None) -> BalanceSummary:
+def balance_summary(matrix: Any, *, seed: Any = None, progress: Any = None, curves: Any = None,
+                    tolerance: float = DEFAULT_TOLERANCE) -> BalanceSummary:
     """Every balance metric for ``matrix`` (a MatchupMatrix or its long frame).
 
     Parameters
@@ -25,17 +31,32 @@ def balance_summary(matrix: Any, *, seed: int = 0, progress: Any = None, curves:
         With a budget and its run context, the fair prices come from equal-points
         fights at neighbouring copy counts (fought here); otherwise from the
         calibration model.
-    seed : int
-        Seed of the resampling behind the intervals.
+    seed : int, SeedSequence or None
+        Seed of the resampling behind the intervals (default: derived from the matrix's own seed).
     progress : callable, optional
         ``progress(cells_done, cells_total)`` for the copy-count fights.
     curves : dict, optional
         Copy curves already completed (nothing is fought).
+    tolerance : float
+        Practical tolerance of a verdict under expected fielding (0.02: a unit whose
+        score at its price is surely more than 2 pp from 50% is flagged).
 
     Returns
     -------
     BalanceSummary
     """
+    if seed is None:
+        root = getattr(getattr(matrix, "context", None), "root", None)
+        seed = int(root.entropy) % (1 << 63) if root is not None else 0
+    seed = int(getattr(seed, "entropy", seed)) % (1 << 63)
+    if not (isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool) and 0 < tolerance <= 0.25):
+        raise InputError(f"tolerance: got {tolerance!r}, expected a score tolerance in (0, 0.25] (0.02 = 2 pp)")
+    if getattr(matrix, "fielding", "whole") == "expected" and getattr(matrix, "bank", None) is not None:
+        fair = expected_fair_points(matrix, seed=seed, tolerance=tolerance, progress=progress, curves=curves)
+        fair.attrs.update(definition=FAIR_PRICE_DEFINITION,
+                          note=f"budget {matrix.budget:g} points, expected fielding; tolerance "
+                               f"{100 * tolerance:g} pp")
+        return summarise(matrix, seed=seed, fair=fair)
     if curves is None:
         curves = complete_curves(matrix, progress)
     return summarise(matrix, seed=seed, curves=curves)

@@ -34,7 +34,7 @@ from sim.rulesets import get_ruleset
 from sim.stats import Z95
 from sim.tally import Tally
 
-from .fielding import budget_in_force
+from .fielding import check_fielding, budget_in_force
 from .jobs import CellJob, JobResult, run_jobs
 from .matrix import cell_stream, check_run_settings, resolve_roster
 
@@ -143,7 +143,7 @@ def compare(
     trials: int = MIN_BATCHES * BLOCK_TRIALS,
     seed: SeedLike = None,
     rounds: Rounds | str | None = None,
-    max_rounds: int = 50,
+    max_rounds: int | None = None,
     states: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -157,6 +157,8 @@ def compare(
     fair_half_width: float | None = 0.01,
     executor: Any = None,
     store: Any = None,
+    rules_defaults: bool = False,
+    fielding: str | None = None,
 ) -> pd.DataFrame:
     """Measure how a change to a unit moves its results, on common random numbers.
 
@@ -173,8 +175,8 @@ def compare(
         The base/variant's roles; default both.
     trials : int
         Fights per opponent, role and unit.
-    seed, rounds, max_rounds, states, overrides, options, workers, from_text
-        As in :func:`analysis.runs.matrix.matchup_matrix`.
+    seed, rounds, max_rounds, states, overrides, options, workers, from_text, rules_defaults
+        As in :func:`analysis.runs.matrix.matchup_matrix` (the ruleset's balance settings unless told otherwise).
     progress : callable, optional
         ``progress(runs_done, runs_total)``.
     paired : bool
@@ -203,7 +205,8 @@ def compare(
     """
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
-    rounds = check_run_settings(rs, rounds, max_rounds, trials)
+    run = check_run_settings(rs, rounds, max_rounds, trials, states=states, rules_defaults=rules_defaults)
+    rounds, max_rounds, states = run.rounds, run.max_rounds, run.states
     roles = check_names(roles, "roles")
     if not roles or any(r not in SIDES for r in roles):
         raise InputError(f"--role: got {roles!r}, expected attacker, defender or both")
@@ -265,7 +268,7 @@ def compare(
 
         context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
                              dict(options or {}), fair_half_width, int(fair_trials), workers, from_text, in_force,
-                             executor, store)
+                             executor, store, check_fielding(fielding))
         table, _ = price_variants(context, base_unit, [base_unit, variant_unit], ["base", "variant"], opps)
         frame.attrs["fair"] = table
     return frame

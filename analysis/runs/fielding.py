@@ -1,8 +1,21 @@
 """How units are fielded in an analysis: copies under a budget, identical profiles, the run context.
 
-* :func:`fielded_copies` checks a budget against a roster once, up front, so a
-  budget that no unit can field (mecha) or that exceeds a ruleset's per-side
-  limits is one clear line instead of a matrix of failed cells.
+Two fieldings under a budget ``B`` (``fielding=``, ``--fielding``):
+
+``expected`` (the default)
+    A unit costing ``p`` fields ``B / p = k + f`` copies *on average*: ``k + 1``
+    copies in a fraction ``f`` of its fights and ``k`` in the rest
+    (:func:`copy_mixture`), so the points on the table average exactly ``B``
+    and a unit's results move continuously with its price. A cell is the
+    weighted sum of its whole-copy cells (:mod:`analysis.runs.cells`).
+``whole``
+    Every fight fields ``floor(B / p)`` copies (the behaviour before expected
+    fielding): a price change within one step of copies changes nothing.
+
+* :func:`fielded_copies` checks a budget against a roster once, up front: a
+  unit that costs more than the budget, or whose copies exceed the ruleset's
+  per-side limits, is left out with the reason (:func:`unfieldable`), and a
+  budget that no unit can field (mecha) is one clear line.
 * :func:`profile_key` names a unit's fighting profile (every field but ``name``
   and ``points``): units with the same key fight exactly alike, so analyses pool
   them and give them identical answers. :func:`twin_key` adds the copies fielded,
@@ -15,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +42,48 @@ from sim.roster import Roster
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
-__all__ = ["profile_key", "twin_key", "fielded_copies", "RunContext", "budget_in_force"]
+__all__ = ["profile_key", "twin_key", "fielded_copies", "unfieldable", "copy_mixture", "expected_copies",
+           "check_fielding", "FIELDINGS", "RunContext", "budget_in_force"]
+
+#: The ways a budget fields copies (``expected`` by default).
+FIELDINGS = ("expected", "whole")
+
+
+def check_fielding(fielding: Any) -> str:
+    """``"expected"`` or ``"whole"`` (None: expected)."""
+    if fielding is None:
+        return "expected"
+    if fielding not in FIELDINGS:
+        raise InputError(f"fielding: got {fielding!r}, expected one of {', '.join(FIELDINGS)}")
+    return str(fielding)
+
+
+def expected_copies(unit: Any, budget: float) -> float:
+    """Copies ``budget`` buys of ``unit`` on average: ``budget / points`` (a float)."""
+    copies_for(unit, budget)  # one clear line for a unit without a positive price
+    return float(budget) / float(unit.points)
+
+
+def copy_mixture(copies: float) -> tuple[tuple[int, float], ...]:
+    """The whole copies behind ``copies`` expected ones and their weights.
+
+    ``k + f`` copies (``0 <= f < 1``) are ``k`` copies with weight ``1 - f`` and
+    ``k + 1`` with weight ``f``; a whole number is itself alone. A tolerance keeps
+    exact multiples exact (``300 / 15`` is 20 copies even when the division rounds
+    just below).
+
+    Examples
+    --------
+    >>> copy_mixture(6.25)
+    ((6, 0.75), (7, 0.25))
+    >>> copy_mixture(20.0)
+    ((20, 1.0),)
+    """
+    k = math.floor(copies + 1e-9)
+    f = copies - k
+    if f <= 1e-9:
+        return ((int(k), 1.0),)
+    return ((int(k), 1.0 - f), (int(k) + 1, f))
 
 
 def _canonical(x: Any) -> Any:
@@ -61,9 +116,9 @@ def profile_key(rs: Ruleset, unit: Any) -> str:
     return _digest({"ruleset": rs.id, "profile": d})
 
 
-def twin_key(rs: Ruleset, unit: Any, copies: int = 1) -> str:
+def twin_key(rs: Ruleset, unit: Any, copies: float = 1) -> str:
     """Digest of the profile and the copies fielded: twins fight every matchup exactly alike."""
-    return _digest({"profile": profile_key(rs, unit), "copies": int(copies)})
+    return _digest({"profile": profile_key(rs, unit), "copies": round(float(copies), 9)})
 
 
 def budget_in_force(rs: Ruleset, roster: Roster, budget: Any) -> float | None:
@@ -75,19 +130,41 @@ def budget_in_force(rs: Ruleset, roster: Roster, budget: Any) -> float | None:
     return b
 
 
-def fielded_copies(rs: Ruleset, roster: Roster, names: Sequence[str], budget: float | None) -> dict[str, int]:
-    """Copies each unit fields under ``budget`` (1 each without one), checked against the ruleset's limits."""
+def unfieldable(rs: Ruleset, unit: Any, budget: float, fielding: str = "expected") -> str | None:
+    """Why ``unit`` cannot be fielded at ``budget`` (None when it can).
+
+    A unit that costs more than the budget cannot be fielded at all; one whose
+    copies (the larger whole count, under expected fielding) exceed the
+    ruleset's per-side limits cannot be fielded at that budget.
+    """
+    copies_for(unit, budget)  # one clear line for a unit without a positive price
+    points = float(unit.points)
+    if points > budget * (1 + 1e-9):
+        return f"costs {points:g} points, more than the budget of {budget:g}"
+    copies = float(budget) / points
+    most = max(k for k, _ in copy_mixture(copies)) if fielding == "expected" else math.floor(copies + 1e-9)
+    try:
+        rs.copies(unit, most)
+    except MatchupError as e:
+        return f"at {budget:g} points it fields {copies:.3g} copies, and {e}"
+    return None
+
+
+def fielded_copies(rs: Ruleset, roster: Roster, names: Sequence[str], budget: float | None,
+                   fielding: str = "whole") -> dict[str, float]:
+    """Copies each fieldable unit fields under ``budget`` (1 each without one).
+
+    ``fielding="whole"`` gives ``floor(budget / points)``, ``"expected"`` gives
+    ``budget / points``; units that :func:`unfieldable` refuses are left out.
+    """
     if budget is None:
         return {n: 1 for n in names}
-    out = {}
+    out: dict[str, float] = {}
     for n in names:
         unit = roster.unit(n)
-        k = copies_for(unit, budget)
-        try:
-            rs.copies(unit, k)
-        except MatchupError as e:
-            raise InputError(f"budget {budget:g}: {e}") from None
-        out[n] = k
+        if unfieldable(rs, unit, budget, fielding) is not None:
+            continue
+        out[n] = expected_copies(unit, budget) if fielding == "expected" else copies_for(unit, budget)
     return out
 
 
@@ -111,6 +188,8 @@ class RunContext:
         Where cells run (a Dask client; None: local processes).
     store : analysis.runs.store.ResultsStore or None
         Finished cells kept across runs (further cells are stored and reused too).
+    fielding : {"expected", "whole"}
+        How the budget fields copies.
     """
 
     ruleset: str
@@ -128,6 +207,7 @@ class RunContext:
     budget: float | None = None
     executor: Any = field(default=None, repr=False, compare=False)
     store: Any = field(default=None, repr=False, compare=False)
+    fielding: str = "expected"
 
     @property
     def rs(self) -> Ruleset:

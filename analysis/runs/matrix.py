@@ -43,8 +43,11 @@ from sim.ruleset import Rounds, Ruleset, parse_rounds
 from sim.rulesets import get_ruleset
 
 from ..stats.estimates import tally_row
-from .fielding import RunContext, budget_in_force, fielded_copies, profile_key
+from .cells import Cell, CellBank, mixed_cells
+from .fielding import RunContext, budget_in_force, check_fielding, fielded_copies, profile_key, unfieldable
 from .jobs import CellJob, JobResult, ProgressCallback, run_jobs
+from .settings import RunSettings, run_settings
+from .streams import cell_stream
 
 __all__ = [
     "MatchupMatrix",
@@ -67,7 +70,7 @@ LONG_COLUMNS = [
     "p_draw", "p_draw_lo", "p_draw_hi", "p_draw_se",
     "damage_to_attacker", "damage_to_attacker_se", "damage_to_defender", "damage_to_defender_se",
     "mean_rounds", "mean_rounds_se", "capped", "points_attacker", "points_defender",
-    "attacker_copies", "defender_copies", "attacker_fielded", "defender_fielded", "note",
+    "attacker_copies", "defender_copies", "attacker_fielded", "defender_fielded", "note", "fights",
 ]
 
 
@@ -83,18 +86,14 @@ def resolve_roster(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
     return sim.load_roster(roster, rs.id)
 
 
-def check_run_settings(rs: Ruleset, rounds: Rounds | str | None, max_rounds: int, trials: int,
-                       what: str = "--trials") -> Rounds:
-    """Validate rounds, max_rounds and a trial count; return the rounds to use."""
-    rounds = rs.default_rounds if rounds is None else parse_rounds(rounds, Where())
-    check_max_rounds(max_rounds)
+def check_run_settings(rs: Ruleset, rounds: Rounds | str | None, max_rounds: int | None, trials: int,
+                       what: str = "--trials", *, states: Mapping[str, Mapping[str, Any]] | None = None,
+                       rules_defaults: bool = False) -> RunSettings:
+    """Validate rounds, max_rounds, states and a trial count; return what the run fights under
+    (:func:`analysis.runs.settings.run_settings`: the ruleset's balance settings unless told otherwise)."""
+    run = run_settings(rs, rounds, max_rounds, states, rules_defaults=rules_defaults)
     check_trials(trials, what)
-    return rounds
-
-
-def cell_stream(attacker: str, defender: str) -> tuple[int, int]:
-    """The stream address of the cell ``attacker`` vs ``defender`` (stable across runs and processes)."""
-    return stable_key(attacker), stable_key(defender)
+    return run
 
 
 def _points(unit: Any) -> float:
@@ -127,7 +126,7 @@ class MatchupMatrix:
     budget : float or None
         Equal-points budget (None: one unit a side).
     copies : dict
-        Unit name -> copies it fields (1 without a budget).
+        Unit name -> copies it fields (1 without a budget; ``budget / points`` under expected fielding).
     profiles : dict
         Unit name -> :func:`analysis.runs.fielding.profile_key` (same key: the same fighting profile).
     context : RunContext or None
@@ -135,6 +134,11 @@ class MatchupMatrix:
     resumed_cells : int
         Cells taken from the results store instead of simulated (not part of
         ``settings``: the numbers are the same either way).
+    fielding : str
+        ``"expected"`` or ``"whole"`` (:mod:`analysis.runs.fielding`).
+    bank : CellBank or None
+        Under expected fielding, the whole-copy cells fought (copy curves and
+        rebalancing reuse them instead of fighting them again).
     """
 
     ruleset: str
@@ -145,14 +149,16 @@ class MatchupMatrix:
     provenance: dict[str, Any]
     excluded: dict[str, str] = field(default_factory=dict)
     budget: float | None = None
-    copies: dict[str, int] = field(default_factory=dict)
+    copies: dict[str, float] = field(default_factory=dict)
     profiles: dict[str, str] = field(default_factory=dict)
     context: Any = field(default=None, repr=False)
     resumed_cells: int = 0
+    fielding: str = "whole"
+    bank: Any = field(default=None, repr=False)
 
     def twins(self) -> dict[str, str]:
         """Unit name -> twin key (same profile and same copies: the unit fights exactly like its twins)."""
-        return {u: f"{self.profiles.get(u, u)}x{self.copies.get(u, 1)}" for u in self.units}
+        return {u: f"{self.profiles.get(u, u)}x{round(float(self.copies.get(u, 1)), 9):g}" for u in self.units}
 
     def wide(self, value: str = "p_attacker") -> pd.DataFrame:
         """``value`` as attacker rows x defender columns (in unit order)."""
@@ -233,7 +239,7 @@ def matchup_matrix(
     max_trials: int = 2_000_000,
     seed: SeedLike = None,
     rounds: Rounds | str | None = None,
-    max_rounds: int = 50,
+    max_rounds: int | None = None,
     states: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -243,6 +249,8 @@ def matchup_matrix(
     budget: Any = None,
     executor: Any = None,
     store: Any = None,
+    rules_defaults: bool = False,
+    fielding: str | None = None,
 ) -> MatchupMatrix:
     """Run every unit as attacker against every unit as defender (mirror matches included).
 
@@ -261,11 +269,13 @@ def matchup_matrix(
     seed : int, SeedSequence or None
         ``None`` draws fresh entropy (recorded in ``provenance["seed_entropy"]``).
     rounds : int or "end", optional
-        Default: the ruleset's.
-    max_rounds : int
+        Default: the ruleset's balance settings (:attr:`sim.ruleset.Ruleset.balance_settings`).
+    max_rounds : int, optional
+        Cap of ``rounds="end"``; default: the balance settings'.
     states, overrides, options : mapping, optional
         As in :func:`sim.fight`; states and overrides apply to every cell by role
-        (``{"defender": {"evading": True}}`` makes every defender evade).
+        (``{"defender": {"evading": True}}`` makes every defender evade); a state given
+        replaces the balance settings' value of that state.
     workers : int
         Processes (results identical for any value).
     progress : callable, optional
@@ -273,13 +283,21 @@ def matchup_matrix(
     from_text : bool
         State/override/option values are text (``--set``).
     budget : number, "none" or None
-        Equal-points matchups: each side fields ``floor(budget / points)`` copies
-        of its unit; default the roster's ``budget`` (``"none"``: one unit a side).
+        Equal-points matchups: each side fields ``budget / points`` copies of its
+        unit; default the roster's ``budget`` (``"none"``: one unit a side). A unit
+        that costs more than the budget, or whose copies a side cannot field, is
+        left out (``excluded`` says why).
+    fielding : {"expected", "whole"}, optional
+        How a budget fields copies (:mod:`analysis.runs.fielding`): ``expected``
+        (the default) fields ``k + 1`` copies in a fraction ``f`` of the fights of a
+        unit that the budget buys ``k + f`` copies of, ``whole`` always ``k``.
     executor : object, optional
         A ``dask.distributed.Client`` (or anything with its ``submit`` shape) to run
         the blocks on instead of local processes (results identical).
     store : analysis.runs.store.ResultsStore, optional
         Reuse finished cells from it and save new ones as they finish.
+    rules_defaults : bool
+        Fight under the rules' own defaults instead of the ruleset's balance settings.
 
     Returns
     -------
@@ -294,7 +312,9 @@ def matchup_matrix(
     """
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
-    rounds = check_run_settings(rs, rounds, max_rounds, max_trials, "max_trials")
+    run = check_run_settings(rs, rounds, max_rounds, max_trials, "max_trials", states=states,
+                             rules_defaults=rules_defaults)
+    rounds, max_rounds, states = run.rounds, run.max_rounds, run.states
     if half_width is not None:
         if isinstance(half_width, bool) or not isinstance(half_width, (int, float)) or not 0 < half_width < 0.5:
             raise InputError(f"half_width: got {half_width!r}, expected a number between 0 and 0.5 (0.005 = 0.5 pp)")
@@ -313,13 +333,83 @@ def matchup_matrix(
         raise InputError(f"{ros.source}: {len(names)} units, a matrix takes at most {MAX_MATRIX_UNITS} "
                          "(pass a subset of them as units)")
     in_force = budget_in_force(rs, ros, budget)
-    copies = fielded_copies(rs, ros, names, in_force)
+    fielding = check_fielding(fielding) if in_force is not None else "whole"
+    left_out = {n: why for n in names if in_force is not None
+                and (why := unfieldable(rs, ros.unit(n), in_force, fielding)) is not None}
+    if in_force is not None and len(left_out) == len(names):
+        cheapest = min(names, key=lambda n: float(ros.unit(n).points))
+        raise InputError(f"budget {in_force:g} fields none of these units ({cheapest} {left_out[cheapest]})")
+    names = [n for n in names if n not in left_out]
+    copies = fielded_copies(rs, ros, names, in_force, fielding)
     root = root_sequence(seed)
     context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
                          dict(options or {}), half_width, int(max_trials), workers, from_text, in_force,
                          executor, store)
-    plan_budget = PlanBudget("matrix")
+    if fielding == "expected" and in_force is not None:
+        bank = CellBank(context)
+        cells, notes = mixed_cells(bank, names, copies, progress)
+        resumed = bank.from_store
+        stream_text = ("(blake2b-128(attacker name), blake2b-128(defender name), blake2b-128('whole copies'), "
+                       "attacker copies, defender copies, block)")
+    else:
+        bank = None
+        cells, notes, resumed = _fixed_cells(context, names, progress)
+        stream_text = "(blake2b-128(attacker name), blake2b-128(defender name), block)"
+    excluded = {u: notes[(u, u)] for u in names if all((u, o) in notes and (o, u) in notes for o in names)}
+    kept = [u for u in names if u not in excluded]
+    if not kept:
+        raise InputError(f"{ros.source}: no pair of these units can fight ({next(iter(notes.values()))})")
 
+    some = next(iter(cells.values()), None)
+    settings = {
+        "rounds": rounds, "max_rounds": int(max_rounds), "half_width": half_width, "max_trials": int(max_trials),
+        "block_trials": BLOCK_TRIALS, "roster": ros.source, "units": kept, "budget": in_force,
+        "fielding": fielding if in_force is not None else None,
+        "states": {k: dict(v) for k, v in (states or {}).items()},
+        "overrides": {k: dict(v) for k, v in (overrides or {}).items()},
+        "options": dict(some.matchup.options) if some is not None else {},
+        "balance_settings": run.describe(),
+    }
+    seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
+    prov = _provenance(root, ruleset=rs.id, spec=rs.spec, seed=seed_out, stream=stream_text)
+    rows, results = [], {}
+    for a in kept:
+        for d in kept:
+            pa, pd_ = _points(ros.unit(a)), _points(ros.unit(d))
+            row = {"attacker": a, "defender": d, "points_attacker": pa, "points_defender": pd_,
+                   "attacker_copies": copies[a], "defender_copies": copies[d],
+                   "attacker_fielded": copies[a] * pa, "defender_fielded": copies[d] * pd_}
+            cell = cells.get((a, d))
+            if cell is None:
+                rows.append({**row, "trials": 0, "fights": 0, "note": notes[(a, d)]})
+                continue
+            rows.append({**row, **cell.numbers, "note": ""})
+            m = cell.matchup
+            fielded = {"attacker": cell.copies[0] * pa, "defender": cell.copies[1] * pd_}
+            cell_settings = {"rounds": rounds, "max_rounds": int(max_rounds), "states": m.states,
+                             "options": m.options, "overrides": settings["overrides"],
+                             "attacker_profile": rs.unit_rows(m.attacker), "defender_profile": rs.unit_rows(m.defender),
+                             "budget": in_force, "copies": {"attacker": cell.copies[0], "defender": cell.copies[1]},
+                             "fielded": fielded}
+            results[(a, d)] = FightResult(rs, a, d, cell.tally, cell_settings, {**prov, "stream": list(cell.stream)},
+                                          seed_out)
+    long = pd.DataFrame(rows).reindex(columns=LONG_COLUMNS)
+    for c in ("trials", "fights"):
+        long[c] = long[c].astype(np.int64)
+    if fielding != "expected" or in_force is None:
+        for c in ("attacker_copies", "defender_copies"):
+            long[c] = long[c].astype(np.int64)
+    long["note"] = long["note"].fillna("")
+    profiles = {u: profile_key(rs, ros.unit(u)) for u in kept}
+    return MatchupMatrix(rs.id, kept, long, results, settings, prov, {**left_out, **excluded}, in_force,
+                         {u: copies[u] for u in kept}, profiles, context, resumed, fielding, bank)
+
+
+def _fixed_cells(context: RunContext, names: list[str], progress: ProgressCallback | None
+                 ) -> tuple[dict[tuple[str, str], Cell], dict[tuple[str, str], str], int]:
+    """Every pair fought once at the copies its budget (or one a side) fields, on the cell's own stream."""
+    rs = context.rs
+    plan_budget = PlanBudget("matrix")
     plans: dict[tuple[str, str], tuple[Any, Any]] = {}
     notes: dict[tuple[str, str], str] = {}
     for a in names:
@@ -329,60 +419,13 @@ def matchup_matrix(
                 plan_budget.add(rs, plans[(a, d)][1])
             except MatchupError as e:
                 notes[(a, d)] = str(e)
-    excluded = {u: notes[(u, u)] for u in names
-                if all((u, o) in notes and (o, u) in notes for o in names)}
-    kept = [u for u in names if u not in excluded]
-    if not kept:
-        raise InputError(f"{ros.source}: no pair of these units can fight ({next(iter(notes.values()))})")
-
-    jobs = [CellJob((a, d), plans[(a, d)][1], cell_stream(a, d), int(max_trials), half_width,
-                    identity=plans[(a, d)][0])
-            for a in kept for d in kept if (a, d) in plans]
-    done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
-                    executor=executor, store=store)
-
-    settings = {
-        "rounds": rounds, "max_rounds": int(max_rounds), "half_width": half_width, "max_trials": int(max_trials),
-        "block_trials": BLOCK_TRIALS, "roster": ros.source, "units": kept, "budget": in_force,
-        "states": {k: dict(v) for k, v in (states or {}).items()},
-        "overrides": {k: dict(v) for k, v in (overrides or {}).items()},
-        "options": dict(next(iter(plans.values()))[0].options) if plans else {},
-    }
-    seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
-    prov = _provenance(root, ruleset=rs.id, spec=rs.spec, seed=seed_out,
-                       stream="(blake2b-128(attacker name), blake2b-128(defender name), block)")
-    rows, results = [], {}
-    for a in kept:
-        for d in kept:
-            if (a, d) in plans:
-                matchup = plans[(a, d)][0]
-                tally = done[(a, d)].tally
-                row = {"attacker": a, "defender": d, **tally_row(tally), "note": ""}
-                row["points_attacker"], row["points_defender"] = _points(ros.unit(a)), _points(ros.unit(d))
-                row["attacker_copies"], row["defender_copies"] = matchup.copies["attacker"], matchup.copies["defender"]
-                row["attacker_fielded"], row["defender_fielded"] = _points(matchup.attacker), _points(matchup.defender)
-                cell_settings = {"rounds": rounds, "max_rounds": int(max_rounds), "states": matchup.states,
-                                 "options": matchup.options, "overrides": settings["overrides"],
-                                 "attacker_profile": rs.unit_rows(matchup.attacker),
-                                 "defender_profile": rs.unit_rows(matchup.defender),
-                                 "budget": in_force, "copies": dict(matchup.copies),
-                                 "fielded": {"attacker": _points(matchup.attacker),
-                                             "defender": _points(matchup.defender)}}
-                results[(a, d)] = FightResult(rs, a, d, tally, cell_settings,
-                                              {**prov, "stream": list(cell_stream(a, d))}, seed_out)
-            else:
-                row = {"attacker": a, "defender": d, "trials": 0, "note": notes[(a, d)],
-                       "points_attacker": _points(ros.unit(a)), "points_defender": _points(ros.unit(d)),
-                       "attacker_copies": copies[a], "defender_copies": copies[d],
-                       "attacker_fielded": copies[a] * _points(ros.unit(a)),
-                       "defender_fielded": copies[d] * _points(ros.unit(d))}
-            rows.append(row)
-    long = pd.DataFrame(rows).reindex(columns=LONG_COLUMNS)
-    long["trials"] = long["trials"].astype(np.int64)
-    for c in ("attacker_copies", "defender_copies"):
-        long[c] = long[c].astype(np.int64)
-    long["note"] = long["note"].fillna("")
-    profiles = {u: profile_key(rs, ros.unit(u)) for u in kept}
-    return MatchupMatrix(rs.id, kept, long, results, settings, prov, excluded, in_force,
-                         {u: copies[u] for u in kept}, profiles, context,
-                         sum(r.from_store for r in done.values()))
+    jobs = [CellJob((a, d), plan, cell_stream(a, d), context.max_trials, context.half_width, identity=matchup)
+            for (a, d), (matchup, plan) in plans.items()]
+    done = run_jobs(rs, context.root, jobs, rounds=context.rounds, max_rounds=context.max_rounds,
+                    workers=context.workers, progress=progress, executor=context.executor, store=context.store)
+    cells = {}
+    for (a, d), (matchup, _) in plans.items():
+        tally = done[(a, d)].tally
+        cells[(a, d)] = Cell({**tally_row(tally), "fights": tally.trials}, tally, matchup,
+                             (matchup.copies["attacker"], matchup.copies["defender"]), cell_stream(a, d))
+    return cells, notes, sum(r.from_store for r in done.values())

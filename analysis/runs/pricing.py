@@ -24,11 +24,12 @@ import numpy as np
 import pandas as pd
 
 from sim.budget import copies_for
+from sim.errors import InputError
 
 from ..stats.copy_curves import CopyCurve, curves_from_matrix
 from ..stats.fair_prices import REPLICATES, _quantiles, _row, curve_price, fair_prices, price_range, roster_calibration
 from .copy_curves import extend_curves
-from .fielding import RunContext, fielded_copies
+from .fielding import RunContext, fielded_copies, unfieldable
 
 __all__ = ["fair_points", "complete_curves", "price_variants", "PRICE_COLUMNS"]
 
@@ -70,6 +71,52 @@ def _pairing_rng(context: RunContext) -> np.random.Generator:
     return np.random.default_rng([int(context.root.entropy) % (1 << 63), 7])
 
 
+def _price_expected(context: RunContext, base: Any, variants: Sequence[Any], labels: Sequence[Any],
+                    opponents: Sequence[str]) -> tuple[pd.DataFrame, dict[Any, np.ndarray]]:
+    """:func:`price_variants` under expected fielding: each variant in the base's place among ``opponents``.
+
+    A variant fights on the base's streams (common random numbers), so the
+    variant equal to the base gets exactly the base's price in a report of the
+    same settings; against itself at the candidate price it scores 1/2.
+    """
+    from ..stats.expected import ExpectedCurve, price_curve
+    from .cells import CellBank
+    from .expected_curves import complete_expected_curves, price_rng
+
+    ros, budget = context.roster, float(context.budget)
+    others = [o for o in dict.fromkeys(opponents) if o != base.name]
+    labels_of = {f"variant {i}": v for i, v in enumerate(variants)}
+    bank = CellBank(context, units=dict(labels_of), stream_names={k: base.name for k in labels_of})
+    copies = fielded_copies(context.rs, ros, others, budget, "expected")
+    missing = [o for o in others if o not in copies]
+    if missing:
+        raise InputError(f"budget {budget:g}: {missing[0]} cannot be fielded "
+                         f"({unfieldable(context.rs, ros.unit(missing[0]), budget)})")
+    rows, reps = [], {}
+    curves = {}
+    for key, v in labels_of.items():
+        why = unfieldable(context.rs, v, budget)
+        if why is None:
+            copies[key] = budget / float(v.points)
+            curves[key] = ExpectedCurve([key], others, len(others) + 1)
+    complete_expected_curves(bank, curves, copies)
+    for key, label in zip(labels_of, labels):
+        v = labels_of[key]
+        points = float(getattr(v, "points", None) or math.nan)
+        if key not in curves:
+            rows.append({"value": label, "fair_points": math.nan, "fair_lo": math.nan, "fair_hi": math.nan,
+                         "beyond": unfieldable(context.rs, v, budget), "method": "expected", "note": ""})
+            reps[label] = np.full(1, np.nan)
+            continue
+        est = price_curve(curves[key], budget, points, rng=price_rng(context.root, "variants"))
+        rows.append({"value": label, "fair_points": est["fair_points"], "fair_lo": est["fair_lo"],
+                     "fair_hi": est["fair_hi"], "beyond": "" if est["fieldable"] else est["note"],
+                     "method": "expected", "note": est["note"], "roster_lo": est["roster_lo"],
+                     "roster_hi": est["roster_hi"]})
+        reps[label] = est["replicates"]
+    return pd.DataFrame(rows, columns=PRICE_COLUMNS + ["roster_lo", "roster_hi"]), reps
+
+
 def price_variants(context: RunContext, base: Any, variants: Sequence[Any], labels: Sequence[Any],
                    opponents: Sequence[str], *, against: str | None = None
                    ) -> tuple[pd.DataFrame, dict[Any, np.ndarray]]:
@@ -102,6 +149,8 @@ def price_variants(context: RunContext, base: Any, variants: Sequence[Any], labe
     rows, reps = [], {}
     if against is not None:
         opponents = [against]
+    if context.budget is not None and context.fielding == "expected":
+        return _price_expected(context, base, variants, labels, opponents)
     if context.budget is not None:
         opp_copies = fielded_copies(context.rs, ros, list(opponents), context.budget)
         curves = {f"variant {i}": CopyCurve(f"variant {i}", [base.name], list(opponents), subject=v,

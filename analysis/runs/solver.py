@@ -105,13 +105,14 @@ def balance_pair(
     trials: int = 4 * BLOCK_TRIALS,
     seed: SeedLike = None,
     rounds: Rounds | str | None = None,
-    max_rounds: int = 50,
+    max_rounds: int | None = None,
     states: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     options: Mapping[str, Any] | None = None,
     workers: int = 1,
     budget: Any = None,
     executor: Any = None,
+    rules_defaults: bool = False,
 ) -> BalanceSolution:
     """Find the value of ``field`` of ``unit`` that brings its matchup with ``opponent`` closest to 50%.
 
@@ -131,7 +132,7 @@ def balance_pair(
         The unit's role; ``both`` averages the two roles.
     trials : int
         Fights per candidate and role.
-    roster, seed, rounds, max_rounds, states, overrides, options, workers, budget, executor
+    roster, seed, rounds, max_rounds, states, overrides, options, workers, budget, executor, rules_defaults
         As in :func:`analysis.runs.matrix.matchup_matrix`.
 
     Returns
@@ -145,7 +146,7 @@ def balance_pair(
     sides = list(SIDES) if side == "both" else [side]
     common = dict(roster=ros, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
                   overrides=overrides, options=options, workers=workers, budget=budget, fair=False,
-                  executor=executor)
+                  executor=executor, rules_defaults=rules_defaults)
     if field == "points":
         return _solve_points(rs, ros, unit, opponent, common)
 
@@ -202,10 +203,11 @@ def _solve_points(rs: Ruleset, ros: Roster, unit: str, opponent: str, common: di
     for name in (unit, opponent):
         if getattr(ros.unit(name), "points", None) is None:
             raise InputError(f"{ros.source}: unit {name!r} has no points, so no fair price can be derived")
-    rounds = check_run_settings(rs, common["rounds"], common["max_rounds"], common["trials"])
+    run = check_run_settings(rs, common["rounds"], common["max_rounds"], common["trials"], states=common["states"],
+                             rules_defaults=common["rules_defaults"])
     in_force = budget_in_force(rs, ros, common["budget"])
-    context = RunContext(rs.id, ros, root_sequence(common["seed"]), rounds, int(common["max_rounds"]),
-                         dict(common["states"] or {}), dict(common["overrides"] or {}), dict(common["options"] or {}),
+    context = RunContext(rs.id, ros, root_sequence(common["seed"]), run.rounds, run.max_rounds,
+                         run.states, dict(common["overrides"] or {}), dict(common["options"] or {}),
                          0.01, 32_768, common["workers"], False, in_force, common.get("executor"))
     table, _ = price_variants(context, base, [base], ["points"], [opponent], against=opponent)
     row = table.iloc[0]

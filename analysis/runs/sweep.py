@@ -45,7 +45,7 @@ from sim.tally import Tally
 
 from ..stats.fair_prices import FAIR_POINTS_MODEL
 from .compare import batch_trials_for, paired_difference, welch_df
-from .fielding import RunContext, budget_in_force
+from .fielding import check_fielding, RunContext, budget_in_force
 from .jobs import CellJob, JobResult, run_jobs
 from .matrix import cell_stream, check_run_settings, resolve_roster
 
@@ -105,7 +105,7 @@ def sweep(
     trials: int = 4 * BLOCK_TRIALS,
     seed: SeedLike = None,
     rounds: Rounds | str | None = None,
-    max_rounds: int = 50,
+    max_rounds: int | None = None,
     states: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -118,6 +118,8 @@ def sweep(
     fair_half_width: float | None = 0.01,
     executor: Any = None,
     store: Any = None,
+    rules_defaults: bool = False,
+    fielding: str | None = None,
 ) -> pd.DataFrame:
     """Win probability and damage of ``unit`` as one of its fields varies.
 
@@ -135,8 +137,8 @@ def sweep(
         The role of the swept unit.
     trials : int
         Fights per value and opponent.
-    roster, seed, rounds, max_rounds, states, overrides, options, workers, from_text
-        As in :func:`analysis.runs.matrix.matchup_matrix`.
+    roster, seed, rounds, max_rounds, states, overrides, options, workers, from_text, rules_defaults
+        As in :func:`analysis.runs.matrix.matchup_matrix` (the ruleset's balance settings unless told otherwise).
     progress : callable, optional
         ``progress(runs_done, runs_total)``.
     budget : number, "none" or None
@@ -165,7 +167,8 @@ def sweep(
     """
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
-    rounds = check_run_settings(rs, rounds, max_rounds, trials)
+    run = check_run_settings(rs, rounds, max_rounds, trials, states=states, rules_defaults=rules_defaults)
+    rounds, max_rounds, states = run.rounds, run.max_rounds, run.states
     overrides = check_side_mappings(overrides, "overrides")
     if not isinstance(side, str) or side not in SIDES:
         raise InputError(f"side: got {side!r:.60}, expected attacker or defender")
@@ -247,7 +250,7 @@ def sweep(
 
         context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
                              dict(options or {}), fair_half_width, int(fair_trials), workers, from_text, in_force,
-                             executor, store)
+                             executor, store, check_fielding(fielding))
         table, reps = price_variants(context, base, variants, values, opps)
         by_value = {v: r for v, r in zip(table["value"], table.to_dict("records"))}
         frame["fair_points"] = frame["value"].map(lambda v: by_value[v]["fair_points"])

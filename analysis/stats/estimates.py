@@ -8,6 +8,7 @@ simulation happens here.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -24,6 +25,7 @@ __all__ = [
     "mean_estimate",
     "result_frame",
     "tally_row",
+    "mix_rows",
     "CSV_FLOAT_FORMAT",
 ]
 
@@ -108,6 +110,47 @@ def tally_row(tally: Tally) -> dict[str, float]:
         row[name], row[f"{name}_se"] = e.value, e.se
     row["capped"] = tally.capped / n if n else float("nan")
     return row
+
+
+def mix_rows(rows: Sequence[Mapping[str, float]], weights: Sequence[float]) -> dict[str, float]:
+    """The row of a mixture of cells (expected fielding): each quantity the weighted sum of the cells'.
+
+    A side fielding ``k + f`` copies on average fights ``k + 1`` copies with
+    probability ``f``, so a mixed cell's probabilities and means are exactly the
+    weighted sums of its whole-copy cells' (independent streams). Standard errors
+    combine as ``sqrt(sum w^2 se^2)``; a probability's 95% interval is Wilson's
+    at the mixture's estimate with the effective number of fights
+    ``n_eff = 1 / sum(w^2 / n)``, which is the cell's own interval when one cell
+    has all the weight and stays inside [0, 1] at 0 and 1. ``trials`` is every
+    fight behind the mixture, ``effective_trials`` is ``n_eff`` rounded (the
+    ``trials`` a single cell of this precision would have: what later standard
+    errors must use).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        :func:`tally_row` rows of the whole-copy cells.
+    weights : sequence of float
+        Their weights (summing to 1).
+    """
+    w = [float(x) for x in weights]
+    n = [float(r["trials"]) for r in rows]
+    out: dict[str, float] = {"trials": int(sum(int(r["trials"]) for r in rows))}
+    if not rows or any(x <= 0 for x in n):
+        nan = float("nan")
+        return {**out, "effective_trials": 0, **{k: nan for k in rows[0] if k != "trials"}} if rows else out
+    n_eff = 1.0 / sum(wi * wi / ni for wi, ni in zip(w, n))
+    out["effective_trials"] = int(round(n_eff))
+    for name in ("p_attacker", "p_defender", "p_draw"):
+        p = sum(wi * r[name] for wi, r in zip(w, rows))
+        out[name] = p
+        out[f"{name}_se"] = math.sqrt(sum(wi * wi * r[f"{name}_se"] ** 2 for wi, r in zip(w, rows)))
+        out[f"{name}_lo"], out[f"{name}_hi"] = wilson_interval(p * n_eff, n_eff)
+    for name in ("damage_to_attacker", "damage_to_defender", "mean_rounds"):
+        out[name] = sum(wi * r[name] for wi, r in zip(w, rows))
+        out[f"{name}_se"] = math.sqrt(sum(wi * wi * r[f"{name}_se"] ** 2 for wi, r in zip(w, rows)))
+    out["capped"] = sum(wi * r["capped"] for wi, r in zip(w, rows))
+    return out
 
 
 def result_frame(result: sim.FightResult) -> pd.DataFrame:

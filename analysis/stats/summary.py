@@ -99,8 +99,10 @@ class BalanceSummary:
         curves = self.fair_points.attrs.get("curves")
         if curves:
             from .copy_curves import curves_frame
+            from .expected import ExpectedCurve, expected_curves_frame
 
-            out["copy_curves"] = curves_frame(curves)
+            expected = all(isinstance(c, ExpectedCurve) for c in curves.values())
+            out["copy_curves"] = expected_curves_frame(curves) if expected else curves_frame(curves)
         return out
 
     def model_text(self) -> str:
@@ -127,7 +129,7 @@ def _rank_with_ties(values: np.ndarray, errors: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def summarise(matrix: Any, *, seed: int = 0, curves: Any = None) -> BalanceSummary:
+def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFrame | None = None) -> BalanceSummary:
     """Compute every balance metric for ``matrix`` (a MatchupMatrix or its long frame).
 
     Twins (units with the same profile that field the same copies) are pooled
@@ -135,7 +137,8 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None) -> BalanceSumma
     share one Nash weight equally. With a budget and ``curves`` (the copy curves
     completed by :func:`analysis.runs.balance.balance_summary`) the fair prices
     come from equal-points fights at neighbouring copy counts; otherwise from the
-    calibration model. Nothing is fought here.
+    calibration model; ``fair`` gives the fair-price table instead (expected
+    fielding, :mod:`.expected`). Nothing is fought here.
     """
     frame = long_frame(matrix)
     units = _units(matrix, frame)
@@ -165,7 +168,8 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None) -> BalanceSumma
             nash_rows.append({"unit": m, "weight": w / len(classes[r]) if w == w else np.nan,
                               "support_share": share.get(r, np.nan)})
     nash = pd.DataFrame(nash_rows, columns=["unit", "weight", "support_share"])
-    fair = fair_prices(matrix, seed=seed, bt=(bt, info), classes=classes, curves=curves)
+    if fair is None:
+        fair = fair_prices(matrix, seed=seed, bt=(bt, info), classes=classes, curves=curves)
     dominated = dominated_units(cm, sa=sa)
     if len(dominated):
         dominated = expand_units(dominated, classes)
@@ -199,14 +203,20 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None) -> BalanceSumma
         notes.append("Left out of the equilibrium and dominance (some of their matchups were not fought): "
                      + ", ".join(left_out) + ".")
     budget = getattr(matrix, "budget", None)
-    fielding = (f"Equal points: each side fields floor({budget:g} / points) copies of its unit." if budget is not None
-                else "One unit a side (no budget).")
+    if budget is None:
+        fielding = "One unit a side (no budget)."
+    elif getattr(matrix, "fielding", "whole") == "expected":
+        fielding = (f"Equal points, expected fielding: a unit costing p fields {budget:g} / p copies on average "
+                    f"(k + 1 copies in a fraction f of its fights when {budget:g} / p = k + f), so every side puts "
+                    f"{budget:g} points on the table on average.")
+    else:
+        fielding = f"Equal points: each side fields floor({budget:g} / points) copies of its unit."
     model = (f"{fielding}\nConventions: score = win + draw/2; side-averaged = the mean of the unit's attacker and "
              "defender cells against an opponent; payoff = side-averaged P(win) - P(loss); mirror matches "
              "excluded from mean rates; dominance needs no opponent where the dominator is worse by 1.96 s.e. "
              "(an exact tie is not worse) and one where it is better by a Bonferroni-corrected margin; cycle "
              "edges are Bonferroni-corrected over pairs.\n"
-             + " ".join(str(fair.attrs.get(k, "")) for k in ("definition", "model", "intervals")))
+             + " ".join(str(fair.attrs.get(k, "")) for k in ("definition", "model", "intervals") if fair.attrs.get(k)))
     adv = {k: float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
     return BalanceSummary(ruleset, units, rk, sa_x, pay_x, bt_x, nash, dominated, cycles, fair, eff, adv, model,
                           notes, misfit, budget, twins)

@@ -256,6 +256,23 @@ def test_to_the_end_monster_multi_wound_markov_chain():
         assert_distribution(np.bincount(out.damage_to_defender, minlength=5), dmg, what="wounds on the monster")
 
 
+@pytest.mark.parametrize("supporting", [0, 1, 3])
+def test_one_round_frontage(supporting):
+    # Troopers against Troopers, no charge, one model each in base contact and ``supporting`` more within 2":
+    # every striker makes one attack (A1 in contact, exactly 1 within 2"); the others are out of combat.
+    # p = 1/6 per attack (hit 4+, wound 4+, 5+ save fails 2/3); one simultaneous step at I3.
+    p = F(1, 2) * F(1, 2) * F(2, 3)
+    n = 1 + supporting
+    x = pmf(n, p)
+    joint = np.outer(x, x)  # [wounds on attacker, wounds on defender]
+    states = {s: {"engaged": 1, "supporting": supporting} for s in ("attacker", "defender")}
+    states["attacker"]["charging"] = False
+    out = kernel("Troopers", "Troopers", 300_000, 31 + supporting, 1, states=states)
+    check_joint(out, joint, f"frontage 1+{supporting}")
+    da, dd = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    check_winner(out, joint[dd > da].sum(), joint[da > dd].sum(), f"frontage 1+{supporting}")
+
+
 # ------------------------------------------------- kernel against reference
 GRID = [
     # (attacker, defender, states, options, rounds)
@@ -280,6 +297,14 @@ GRID = [
     (squad("a", group(3, frag_grenades=True, i=2, save=4), group(1, a=2, weapon="power_fist", frag_grenades=True)),
      squad("d", group(3, ws=3, s=3, t=3, i=3, save=5), group(1, a=2, w=2, weapon="power_fist", save=4)),
      {"attacker": {"engaged": 2}, "defender": {"engaged": 2, "in_cover": True}}, {}, "end"),
+    # a frontage (the balance settings' rule): 2 in base contact, the next 1 within 2", the rest out of combat;
+    # a mixed squad whose fist sergeant only strikes once he has moved up into contact
+    (squad("a", group(5, ws=3, s=3, t=3, i=3, save=5), group(1, a=2, weapon="power_fist", save=4)),
+     squad("d", group(6, a=2, i=4, save=4)),
+     {"attacker": {"engaged": 2, "supporting": 1}, "defender": {"engaged": 2, "supporting": 1}}, {}, "end"),
+    # nobody within 2": only the models in base contact strike, and a side with supporting 0 keeps its reserve
+    (squad("a", group(4, ws=4, s=4, t=4, i=4, save=4)), squad("d", group(7, ws=3, s=3, t=3, i=4, save=6)),
+     {"attacker": {"engaged": 1, "supporting": 0}, "defender": {"engaged": 3, "supporting": 0}}, {}, 4),
 ]
 
 

@@ -162,7 +162,7 @@ def test_compare_field_changes(tmp_path, capsys):
 
 def test_compare_unit_variant_role_and_roster_default(capsys):
     rc, out, _ = run(capsys, "compare", "mecha", "AFS", "Gustav", "--role", "attacker", "--trials", "16000",
-                     "--seed", "2", "--quiet")
+                     "--seed", "2", "--quiet", "--rules-defaults")  # one round: Gustav can be harmed
     assert rc == 0 and "Gustav vs AFS" in out and "not fought: Fliege" in out
     # the fair price of both, by the one model (mecha: the calibration)
     table, prices = out.split("\n\nfair price")

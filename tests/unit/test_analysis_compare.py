@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import math
 from fractions import Fraction
 
@@ -10,10 +12,15 @@ import pytest
 from scipy import stats
 
 import sim
-from analysis.runs.compare import COMPARE_COLUMNS, batch_trials_for, compare, paired_difference
+from analysis.runs.compare import COMPARE_COLUMNS, batch_trials_for, paired_difference
+from analysis.runs.compare import compare as _compare
 from analysis.runs.matrix import cell_stream
 from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS
+
+# These tests hold the paired comparisons to exact one-round answers, so they fight under the rules' own defaults
+# (mecha: one round); the ruleset's balance settings have tests of their own (test_balance_settings.py).
+compare = partial(_compare, rules_defaults=True)
 
 BATCH16 = 16 * BLOCK_TRIALS
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import math
 from fractions import Fraction
 
@@ -11,11 +13,16 @@ import pytest
 
 import sim
 from analysis.report.writers import write_matrix
-from analysis.runs.matrix import LONG_COLUMNS, cell_stream, matchup_matrix
+from analysis.runs.matrix import LONG_COLUMNS, cell_stream
+from analysis.runs.matrix import matchup_matrix as _matchup_matrix
 from analysis.stats.estimates import Estimate, proportion, result_frame, tally_row, wilson, wilson_half_width
 from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS
 from tests.helpers import assert_proportion
+
+# These tests hold the matrix mechanics to exact one-round answers, so they fight under the rules' own defaults
+# (mecha: one round); the ruleset's balance settings have tests of their own (test_balance_settings.py).
+matchup_matrix = partial(_matchup_matrix, rules_defaults=True)
 
 # ---------------------------------------------------------- exact mecha odds
 # From the spec (docs/rules/mecha.md), independently of the code: total = d6 +
@@ -242,11 +249,14 @@ def test_result_frame_is_tidy_and_consistent():
 @pytest.mark.parametrize("rid", [rs.id for rs in sim.rulesets()])
 def test_every_registered_ruleset_works_through_the_generic_protocol(rid):
     from analysis.runs.compare import compare
+    compare = partial(compare, rules_defaults=True)
     from analysis.runs.sweep import sweep
+    sweep = partial(sweep, rules_defaults=True)
 
     rs = sim.get_ruleset(rid)
     names = sim.default_roster(rid).names[:2]
-    m = matchup_matrix(rid, units=names, half_width=None, max_trials=2000, seed=1)
+    # whole copies: the cell is exactly sim.fight at the roster's budget (expected fielding mixes such cells)
+    m = matchup_matrix(rid, units=names, half_width=None, max_trials=2000, seed=1, fielding="whole")
     assert m.units and (m.long.trials[m.long.note == ""] == 2000).all()
     a = m.units[0]
     f = sim.fight(rid, a, a, trials=2000, seed=1, stream=cell_stream(a, a))  # the roster's budget, as the matrix

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import math
 from fractions import Fraction
 
 import pytest
 
-from analysis.runs.solver import BalanceSolution, balance_pair
+from analysis.runs.solver import BalanceSolution
+from analysis.runs.solver import balance_pair as _balance_pair
 from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS
 from sim.roster import roster_from_dict
+
+# These tests hold the solver to exact one-round answers, so they fight under the rules' own defaults
+# (mecha: one round); the ruleset's balance settings have tests of their own (test_balance_settings.py).
+balance_pair = partial(_balance_pair, rules_defaults=True)
 
 PROFILES = {"AFS": (2, 0, "B"), "Nutrocker": (4, -2, "A"), "Sand Stalker": (1, 0, "C"), "Gustav": (3, 0, "A")}
 
@@ -80,6 +87,7 @@ def test_fair_points_against_an_opponent():
     """Points use the one fair-price model: mecha (one a side) prices by the roster's calibration, with the
     opponent's value as the par (score 50% against it alone)."""
     from analysis.runs.matrix import matchup_matrix
+    matchup_matrix = partial(matchup_matrix, rules_defaults=True)
     from analysis.stats.fair_prices import roster_calibration
 
     sol = balance_pair("mecha", "AFS", "Nutrocker", "points", trials=4 * BLOCK_TRIALS, seed=2)

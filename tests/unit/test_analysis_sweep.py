@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import math
 from fractions import Fraction
 
@@ -10,10 +12,15 @@ import pytest
 
 import sim
 from analysis.runs.matrix import cell_stream
-from analysis.runs.sweep import SWEEP_COLUMNS, marginal_value, parse_range, sweep
+from analysis.runs.sweep import SWEEP_COLUMNS, marginal_value, parse_range
+from analysis.runs.sweep import sweep as _sweep
 from sim.errors import InputError
 from sim.rng import BLOCK_TRIALS
 from tests.helpers import assert_mean, assert_proportion
+
+# These tests hold the sweeps to exact one-round answers, so they fight under the rules' own defaults
+# (mecha: one round); the ruleset's balance settings have tests of their own (test_balance_settings.py).
+sweep = partial(_sweep, rules_defaults=True)
 
 TRIALS = 4 * BLOCK_TRIALS
 
@@ -115,6 +122,7 @@ def test_fair_prices_follow_the_one_model(frame):
     """Without a budget (mecha) each value is priced by the roster's calibration, like a report's units."""
     from analysis.runs.balance import balance_summary
     from analysis.runs.matrix import matchup_matrix
+    matchup_matrix = partial(matchup_matrix, rules_defaults=True)
 
     fair = frame.attrs["fair"].set_index("value")
     assert (fair["method"] == "calibration").all()

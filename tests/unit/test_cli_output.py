@@ -132,7 +132,7 @@ def test_mirror_fight_says_which_side(capsys):
 
 def test_compare_and_sweep_print_probabilities_not_percentage_points(capsys):
     rc, out, _ = run(capsys, "compare", "mecha", "AFS", "defence=3", "Nutrocker", "--trials", "20000", "--seed", "2",
-                     "--quiet", "--no-price")
+                     "--quiet", "--no-price", "--rules-defaults")
     assert rc == 0
     lines = out.splitlines()
     header, rows = lines[rule_at(lines) - 1], lines[rule_at(lines) + 1:]
@@ -140,7 +140,7 @@ def test_compare_and_sweep_print_probabilities_not_percentage_points(capsys):
     base, variant, diff = (float(v) for v in rows[0].split()[2:5])
     assert 0 < base < variant < 1 and diff == pytest.approx(variant - base, abs=2e-4) and diff < 0.1
     rc, out, _ = run(capsys, "sweep", "mecha", "AFS", "Nutrocker", "--vary", "defence=1..3", "--trials", "20000",
-                     "--seed", "3", "--quiet")
+                     "--seed", "3", "--quiet", "--rules-defaults")
     assert rc == 0
     lines = out.splitlines()
     rows = lines[rule_at(lines) + 1:rule_at(lines) + 4]

@@ -63,7 +63,7 @@ import numpy as np
 from ...dice import DiceStream
 from ...errors import MatchupError, Where
 from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
-from ...ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ...ruleset import END, BalanceSettings, Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField
 from .chain import ChainTables, chain_tables, sample_rows
 from .kernel import simulate_pools
@@ -104,6 +104,21 @@ class Grimdark(Ruleset):
                    sides=("defender",)),
         StateField(Field("engaged", "int", "models in base contact at the start of each round (-1 = all); "
                                            "the rest make 1 plain attack", lo=-1, hi=500, default=-1)),
+        StateField(Field("supporting", "int", "models within 2\" of an enemy, after those in base contact, each "
+                                              "round (-1 = all the rest); they make 1 plain attack, the others none",
+                         lo=-1, hi=500, default=-1)),
+    )
+    #: Balance fights go to a decision on a frontage: one round at 2,000 points is decided by the charge
+    #: (+1 A for hundreds of models at once), and with every model in base contact the first strike snowballs.
+    balance_settings = BalanceSettings(
+        rounds=END, max_rounds=500,
+        states={"attacker": {"engaged": 10, "supporting": 10}, "defender": {"engaged": 10, "supporting": 10}},
+        why=("Fights go to the end (a cap of 500 rounds): one round is decided by who charges, since the charge "
+             "gives every model in base contact +1 attack.",
+             "A frontage of 10 models a side in base contact, the next 10 within 2\" making one plain attack "
+             "(a second rank's supporting attacks, as in the Warhammer Fantasy rules, "
+             "https://www.w9e.app/close-combat/supporting-attacks), the rest out of combat: without it a side of "
+             "hundreds of models all strikes in the first step and whoever strikes first wins."),
     )
     option_fields = (
         Field("instant_death", "bool", "a wound with S >= 2T kills a multi-wound model outright", default=True),

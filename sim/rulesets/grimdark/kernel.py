@@ -98,7 +98,7 @@ def _attacks(side: SidePlan, pool: Pool, L: np.ndarray, L0: np.ndarray) -> np.nd
 
     The engaged models are the first ``engaged`` alive at the start of the round,
     in listed order; a group's models in that range attack with the group's
-    weapon, the rest once.
+    weapon, the next ``supporting`` once (within 2"), the rest not at all (out of combat).
     """
     d = side.dead[L]
     M = side.models
@@ -106,4 +106,5 @@ def _attacks(side: SidePlan, pool: Pool, L: np.ndarray, L0: np.ndarray) -> np.nd
     C = pool.cum_attacks
     if pool.engaged:
         return C[np.maximum(cut, d)] - C[d]
-    return C[M] - C[np.maximum(cut, d)]
+    behind = np.minimum(cut + side.supporting, M)
+    return C[np.maximum(behind, d)] - C[np.maximum(cut, d)]

@@ -59,6 +59,8 @@ class SidePlan:
     bounds: NDArray[np.int64]
     #: models in base contact at the start of each round (``models`` when all are)
     engaged: int
+    #: models within 2" after those in base contact (1 plain attack each; the rest are out of combat)
+    supporting: int = 0
 
     @property
     def all_engaged(self) -> bool:
@@ -178,7 +180,7 @@ class GrimdarkPlan:
         return total
 
 
-def _side_plan(squad: Squad, engaged: int) -> SidePlan:
+def _side_plan(squad: Squad, engaged: int, supporting: int = -1) -> SidePlan:
     ends = np.cumsum([g.w for g in squad.groups for _ in range(g.count)])  # wounds lost when model k dies
     W = int(ends[-1])
     L = np.arange(W + 1)
@@ -189,7 +191,8 @@ def _side_plan(squad: Squad, engaged: int) -> SidePlan:
     alive = np.array([bounds[k + 1] - np.clip(dead, bounds[k], bounds[k + 1]) for k in range(len(squad.groups))])
     n = squad.models
     return SidePlan(W, n, dead.astype(np.int64), front.astype(np.int64), alive.astype(np.int32),
-                    bounds.astype(np.int64), n if engaged < 0 else min(engaged, n))
+                    bounds.astype(np.int64), n if engaged < 0 else min(engaged, n),
+                    n if supporting < 0 else min(supporting, n))
 
 
 def p_unsaved(grp: ModelGroup, weapon: str, target: ModelGroup) -> float:
@@ -291,7 +294,8 @@ def build_plan(m: Matchup) -> GrimdarkPlan:
             raise MatchupError(f"grimdark: the {names[k]} ({squads[k].name}) fields {squads[k].models} models in "
                                f"{len(squads[k].groups)} groups: at most {MAX_MODELS} models and {MAX_GROUPS} "
                                "groups a side")
-    sides = tuple(_side_plan(squads[k], int(m.state(names[k], "engaged"))) for k in range(2))
+    sides = tuple(_side_plan(squads[k], int(m.state(names[k], "engaged")), int(m.state(names[k], "supporting")))
+                  for k in range(2))
     in_cover = bool(m.state("defender", "in_cover"))
     all_inf = all(g.infantry for g in m.defender.groups)
     instant_death = bool(m.options["instant_death"])
@@ -329,7 +333,7 @@ def build_plan(m: Matchup) -> GrimdarkPlan:
             charge = 1 if (k == 0 and first and m.state("attacker", "charging")) else 0
             for g, grp in enumerate(squads[k].groups):
                 portions = [(True, grp.weapon, grp.a + int(grp.two_weapons) + charge)]
-                if not sides[k].all_engaged:
+                if not sides[k].all_engaged and sides[k].supporting > 0:
                     portions.append((False, "ccw", 1))
                 for engaged, weapon, per_model in portions:
                     strength = min(2 * grp.s, 10) if weapon == "power_fist" else grp.s

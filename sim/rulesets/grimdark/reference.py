@@ -101,11 +101,14 @@ def resolve_fight(m: Matchup, dice: DiceStream, rounds: Rounds, max_rounds: int)
         attacks: dict[int, int] = {}  # id(model) -> attacks this round
         step: dict[int, int] = {}
         for s in sides:
-            n_engaged = m.state(s, "engaged")
+            n_engaged, n_supporting = m.state(s, "engaged"), m.state(s, "supporting")
             living = alive(s)
             engaged[s] = living if n_engaged < 0 else living[:n_engaged]
             in_base_contact[s] = {id(x) for x in engaged[s]}
-            for x in living:
+            # within 2": the next n_supporting models alive (all the rest by default); further back, out of combat
+            rest = living[len(engaged[s]):]
+            near = rest if n_supporting < 0 else rest[:n_supporting]
+            for x in engaged[s] + near:
                 grp = squads[s].groups[x.group]
                 in_contact = id(x) in in_base_contact[s]
                 if in_contact:
@@ -128,7 +131,7 @@ def resolve_fight(m: Matchup, dice: DiceStream, rounds: Rounds, max_rounds: int)
                     continue
                 target = squads[enemy].groups[targets[enemy][0].group]
                 for g, grp in enumerate(squads[s].groups):
-                    strikers = [x for x in targets[s] if x.group == g and step[id(x)] == key]
+                    strikers = [x for x in targets[s] if x.group == g and step.get(id(x)) == key]  # out of combat: none
                     in_contact = [x for x in strikers if id(x) in in_base_contact[s]]
                     others = [x for x in strikers if id(x) not in in_base_contact[s]]
                     for pool, weapon in ((in_contact, grp.weapon), (others, "ccw")):

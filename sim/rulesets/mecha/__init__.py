@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from ...dice import DiceStream
 from ...errors import MatchupError, Where
 from ...outcomes import Outcomes, TrialOutcome
-from ...ruleset import Matchup, Rounds, Ruleset
+from ...ruleset import END, BalanceSettings, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField, points_field
 from . import kernel
 from .plan import MechaPlan, _transition_table
@@ -69,6 +69,12 @@ class Mecha(Ruleset):
               optional=True),
     )
     roster_tables = ("chart",)
+    #: One physical-combat round mostly ends with no result on either side (a draw); balance asks who wins.
+    balance_settings = BalanceSettings(
+        rounds=END, max_rounds=50,
+        why=("Fights go to the end (a cap of 50 rounds): one round mostly ends with no result on either side, "
+             "which says little about which suit is better.",))
+
 
     # ------------------------------------------------------------ validation
     def parse_unit(self, mapping: Mapping[str, Any], where: Where, *, from_text: bool = False) -> MechaUnit:

@@ -57,7 +57,7 @@ import numpy as np
 from ...dice import DiceStream
 from ...errors import MatchupError
 from ...outcomes import Outcomes, TrialOutcome
-from ...ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ...ruleset import END, BalanceSettings, Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField, points_field
 from .kernel import run_multinomial, run_rounds
 from .plan import PoolsPlan, build_plan
@@ -99,6 +99,14 @@ class Pools(Ruleset):
         StateField(Field("flanked", "bool", "flanked: -1 die per base, hits against it need -1 (first engagement)",
                          default=False)),
     )
+    #: The charge's +1 die per base decides an engagement whoever fights it, and in a fight to the end the first
+    #: charge snowballs (the loser retreats, Shaken, and is flanked when charged), so balance cells are one
+    #: engagement in the open where contact came from a Move action (the text's other way into contact).
+    balance_settings = BalanceSettings(
+        rounds=1, max_rounds=50, states={"attacker": {"charge": False}},
+        why=("One engagement, contact made by a Move action (no charge): with the charge's +1 die per base the "
+             "charging side wins most engagements whoever the units are, in one round and, through retreats, "
+             "Shaken and flanking, in a fight to the end too.",))
     option_fields = (
         Field("rally", "bool", "a Shaken unit recovers at the start of its own turn as attacker", default=False),
         Field("dash_shift", "int", "hit threshold change for a side holding a Dash token", lo=-3, hi=3, default=1),

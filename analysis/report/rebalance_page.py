@@ -1,0 +1,177 @@
+"""The files of ``meleelab rebalance``: the rebalanced roster, the changes, the proof, and a page that reads them.
+
+* ``rebalanced.toml``: the roster with the proposed points, each unit's old price
+  kept as a comment; it loads as it is (``meleelab report RULESET --roster
+  rebalanced.toml``). A TOML roster keeps its own layout and comments (tomlkit);
+  any other roster is written out field by field.
+* ``changes.csv``: unit, old points, new points, change in %, the new price's
+  95% interval, whether it changed.
+* ``verification.csv``: every unit's score against the roster before and after
+  (the proposed table fought again at the verification seed), with 95%
+  intervals, Nash weights and verdicts.
+* ``report.html`` and ``summary.md``: the same, side by side, in plain words.
+* ``metadata.json``: seeds, settings, matrix runs and cells.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import sim
+
+from . import tables as rt
+from .io import atomic_write_text, to_json
+from .safe_csv import to_csv
+from .safe_markdown import md_cell, md_text
+
+__all__ = ["write_rebalance", "rebalanced_toml", "rebalance_markdown", "rebalance_html", "headline", "FILES"]
+
+#: Every file ``write_rebalance`` writes.
+FILES = ("rebalanced.toml", "changes.csv", "verification.csv", "summary.md", "report.html", "metadata.json")
+
+CHANGES = (
+    rt.Column("unit", "Unit"),
+    rt.Column("old_points", "Old points", "points"),
+    rt.Column("new_points", "New points", "points", ("new_lo", "new_hi"),
+              help="the proposed price and the 95% Monte Carlo interval of the fair price at the last step"),
+    rt.Column("change_pct", "Change %", "pp", help="change of the price, in per cent of the old price"),
+    rt.Column("changed", "Changed", "bool"),
+    rt.Column("locked", "Locked", "bool"),
+    rt.Column("note", "Why points alone cannot balance it"),
+)
+VERIFICATION = (
+    rt.Column("unit", "Unit"),
+    rt.Column("points_before", "Points before", "points"),
+    rt.Column("score_before", "Score before", "pct", ("score_before_lo", "score_before_hi"),
+              help="win + draw/2 against the roster at equal points, both roles averaged"),
+    rt.Column("verdict_before", "Verdict before"),
+    rt.Column("points_after", "Points after", "points"),
+    rt.Column("score_after", "Score after", "pct", ("score_after_lo", "score_after_hi"),
+              help="the proposed table fought again at the verification seed"),
+    rt.Column("verdict_after", "Verdict after"),
+    rt.Column("nash_before", "Nash weight before", "pct"),
+    rt.Column("nash_after", "Nash weight after", "pct"),
+)
+
+
+def _num(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def rebalanced_toml(result: Any) -> str:
+    """The roster with the proposed points (old prices as comments); loads with :func:`sim.load_roster`."""
+    import tomlkit
+
+    prices = result.prices
+    header = (f"Rebalanced by meleelab rebalance: budget {result.budget:g}, tolerance {100 * result.tolerance:g} pp, "
+              f"seed {result.seed}, verified at seed {result.verification_seed}.")
+    src = Path(str(result.roster.source))
+    doc = None
+    if src.suffix.lower() == ".toml" and src.is_file():
+        try:
+            doc = tomlkit.parse(src.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError):
+            doc = None
+    if doc is None:
+        from sim.rulesets import get_ruleset
+
+        rs = get_ruleset(result.ruleset)
+        doc = tomlkit.document()
+        doc["ruleset"] = result.ruleset
+        if result.roster.budget is not None:
+            doc["budget"] = _num(result.roster.budget)
+        if result.roster.description:
+            doc["description"] = result.roster.description
+        units = tomlkit.aot()
+        for name in result.roster.names:
+            t = tomlkit.table()
+            for k, v in rs.unit_to_dict(result.roster.unit(name)).items():
+                if v is not None:
+                    t[k] = v
+            units.append(t)
+        doc["unit"] = units
+    for t in doc.get("unit", []):
+        name = str(t.get("name"))
+        if name in prices:
+            old = result.roster.unit(name).points
+            t["points"] = _num(prices[name])
+            t["points"].comment(f"was {old:g}")
+    return f"# {header}\n" + tomlkit.dumps(doc)
+
+
+def headline(result: Any) -> list[str]:
+    """The proof in plain sentences (the page's first section and the command's output)."""
+    v = result.verification
+    bal = v[v["balanceable"]]
+    inside = int(((bal["score_after"] - 0.5).abs() <= result.tolerance).sum())
+    support_before = int((bal["nash_before"] > 1e-9).sum())
+    support_after = int((bal["nash_after"] > 1e-9).sum())
+    changed = result.changes[result.changes["changed"]]
+    lines = [f"{len(changed)} of {len(result.changes)} prices change; the roster's total goes from "
+             f"{result.changes['old_points'].sum():g} to {result.changes['new_points'].sum():g} points.",
+             f"Fought again at a fresh seed ({result.verification_seed}), {inside} of {len(bal)} balanceable units "
+             f"score within {100 * result.tolerance:g} pp of 50%; the largest gap is "
+             f"{100 * result.max_deviation:.1f} pp.",
+             f"The equilibrium mix (Nash) uses {support_before} of {len(bal)} balanceable units before and "
+             f"{support_after} after.",
+             f"The search took {result.matrix_runs} matrix runs and {result.cells_fought:,} whole-copy cells "
+             f"({result.cells_reused:,} more uses of cells already fought, {result.cells_from_store:,} from the "
+             "results store)" + ("" if result.converged else "; it stopped before every unit settled") + "."]
+    if result.still_flagged:
+        lines.append("Still flagged after the change: " + ", ".join(result.still_flagged) + ".")
+    for u, why in result.excluded.items():
+        lines.append(f"Points alone cannot balance {u}: {why}; it keeps the nearest fieldable price and is left out "
+                     "of the 50% target (change its profile instead).")
+    return lines
+
+
+def rebalance_markdown(result: Any) -> str:
+    rs = sim.get_ruleset(result.ruleset)
+    lines = [f"# {md_text(rs.title)} ({md_text(result.ruleset)}): rebalanced points", "",
+             f"Roster: {md_cell(str(result.roster.source))}; budget {result.budget:g} points, expected fielding.",
+             "", "## What changes, and the proof", ""]
+    lines += [f"- {md_text(line)}" for line in headline(result)]
+    lines += ["", "## New points", "", rt.markdown_table(result.changes, CHANGES), "",
+              "## Verification: before and after", "", rt.markdown_table(result.verification, VERIFICATION), "",
+              "Expected fielding: a unit that a budget buys k + f copies of fields k + 1 copies in a fraction f of "
+              "its fights and k in the rest, so every side puts the whole budget on the table on average.", ""]
+    return "\n".join(lines)
+
+
+def rebalance_html(result: Any) -> str:
+    from .html import environment
+
+    rs = sim.get_ruleset(result.ruleset)
+    settings = [("budget", f"{result.budget:g} points (expected fielding)"),
+                ("tolerance", f"±{100 * result.tolerance:g} pp"), ("rounded to", f"{result.round_to:g} points"),
+                ("locked", ", ".join(result.locked) or "none (the roster's total points stay)"),
+                ("seed (search)", str(result.seed)), ("seed (verification)", str(result.verification_seed)),
+                ("rounds", str(result.settings.get("rounds"))), ("round cap", str(result.settings.get("max_rounds"))),
+                ("states", str(result.settings.get("states") or "defaults")),
+                ("half-width target", str(result.settings.get("half_width"))),
+                ("trial cap", str(result.settings.get("max_trials")))]
+    context = {"title": f"{rs.title} ({result.ruleset}): rebalanced points", "version": getattr(sim, "__version__", ""),
+               "nav": [("proof", "Proof"), ("changes", "New points"), ("verification", "Before and after"),
+                       ("settings", "Settings")],
+               "roster": str(result.roster.source), "headline": headline(result),
+               "changes": rt.table_view(result.changes, CHANGES, drop_blank=True),
+               "verification": rt.table_view(result.verification, VERIFICATION), "settings": settings}
+    return environment().get_template("rebalance.html").render(**context)
+
+
+def write_rebalance(result: Any, out_dir: str | Path) -> list[Path]:
+    """Write every file of :data:`FILES` into ``out_dir`` (atomic and deterministic)."""
+    out = Path(out_dir)
+    meta = {"command": "rebalance", "ruleset": result.ruleset, "roster": str(result.roster.source),
+            "budget": result.budget, "settings": result.settings, "matrix_runs": result.matrix_runs,
+            "cells_fought": result.cells_fought, "cells_reused": result.cells_reused,
+            "cells_from_store": result.cells_from_store, "converged": result.converged,
+            "max_deviation": result.max_deviation, "still_flagged": list(result.still_flagged),
+            "excluded": dict(result.excluded), "versions": {"meleelab": getattr(sim, "__version__", "")}}
+    return [atomic_write_text(out / "rebalanced.toml", rebalanced_toml(result)),
+            atomic_write_text(out / "changes.csv", to_csv(result.changes)),
+            atomic_write_text(out / "verification.csv", to_csv(result.verification)),
+            atomic_write_text(out / "summary.md", rebalance_markdown(result)),
+            atomic_write_text(out / "report.html", rebalance_html(result)),
+            atomic_write_text(out / "metadata.json", to_json(meta) + "\n")]

@@ -1,0 +1,192 @@
+"""Whole-copy cells: one side's k copies against the other side's j copies, each fought once on its own stream.
+
+Under expected fielding (:mod:`analysis.runs.fielding`) a unit that a budget
+buys ``k + f`` copies of fields ``k + 1`` copies in a fraction ``f`` of its
+fights and ``k`` in the rest, so every cell of a matrix, every point of a copy
+curve and every step of a rebalance is a weighted sum of *whole-copy cells*:
+``a`` fielding ``ka`` copies against ``d`` fielding ``kd``. A :class:`CellBank`
+fights each whole-copy cell once per run, on the stream
+``(key(a), key(d), key("whole copies"), ka, kd)``: the same cell has the same
+numbers wherever it is used (a matrix, a curve, a rebalance's verification), and
+its results-store key holds the profiles and copies but not the points, so a
+price change reuses every cell whose whole copies it does not change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.errors import MatchupError
+from sim.limits import PlanBudget
+from sim.tally import Tally
+
+from ..stats.copy_curves import score_and_var
+from ..stats.estimates import mix_rows, tally_row
+from .fielding import RunContext, copy_mixture
+from .jobs import CellJob, run_jobs
+from .streams import whole_stream
+
+__all__ = ["WholeCell", "CellBank", "Cell", "mixed_cells"]
+
+
+@dataclass(frozen=True, order=True)
+class WholeCell:
+    """``attacker`` fielding ``attacker_copies`` copies against ``defender`` fielding ``defender_copies``."""
+
+    attacker: str
+    attacker_copies: int
+    defender: str
+    defender_copies: int
+
+
+def _unpriced(unit: Any) -> Any:
+    """The unit without its points: points never enter a fight, so the cell's store key must not hold them."""
+    if dataclasses.is_dataclass(unit) and any(f.name == "points" for f in dataclasses.fields(unit)):
+        return dataclasses.replace(unit, points=None)
+    return unit
+
+
+@dataclass
+class CellBank:
+    """The whole-copy cells of one run, each fought once (or taken from the results store).
+
+    Attributes
+    ----------
+    context : RunContext
+        Seed, settings and precision of every cell.
+    units : dict
+        Label -> unit profile (default: the roster's units by name); a label not in
+        the roster (a sweep's variant) fights as its profile.
+    stream_names : dict
+        Label -> the name whose streams it uses (a variant shares its base's).
+    tallies : dict
+        :class:`WholeCell` -> tally, for the cells fought.
+    refused : dict
+        :class:`WholeCell` -> why it cannot be fought (a one-line ``MatchupError``).
+    matchups : dict
+        :class:`WholeCell` -> the matchup fought (its units carry no points).
+    from_store : int
+        Cells taken from the results store instead of fought.
+    fought : int
+        Cells run (fought, or taken from the store) by this bank.
+    reused : int
+        Requests for a cell the bank already held (fought once, used again).
+    """
+
+    context: RunContext
+    units: dict[str, Any] = field(default_factory=dict)
+    stream_names: dict[str, str] = field(default_factory=dict)
+    tallies: dict[WholeCell, Tally] = field(default_factory=dict)
+    refused: dict[WholeCell, str] = field(default_factory=dict)
+    matchups: dict[WholeCell, Any] = field(default_factory=dict)
+    from_store: int = 0
+    fought: int = 0
+    reused: int = 0
+
+    def unit(self, label: str) -> Any:
+        return self.units[label] if label in self.units else self.context.roster.unit(label)
+
+    def fight(self, cells: Iterable[WholeCell], progress: Any = None) -> int:
+        """Fight every cell not fought yet (one batch); return how many were new."""
+        ctx = self.context
+        rs = ctx.rs
+        guard = PlanBudget("matrix")
+        jobs = []
+        for c in dict.fromkeys(cells):
+            if c in self.tallies or c in self.refused:
+                self.reused += 1
+                continue
+            try:
+                matchup, plan = ctx.build(_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
+                                          {"attacker": c.attacker_copies, "defender": c.defender_copies})
+                guard.add(rs, plan)
+            except MatchupError as e:
+                self.refused[c] = str(e)
+                continue
+            self.matchups[c] = matchup
+            stream = whole_stream(c.attacker, c.attacker_copies, c.defender, c.defender_copies, self.stream_names)
+            jobs.append(CellJob(c, plan, stream, ctx.max_trials, ctx.half_width, identity=matchup))
+        if not jobs:
+            return 0
+        done = run_jobs(rs, ctx.root, jobs, rounds=ctx.rounds, max_rounds=ctx.max_rounds, workers=ctx.workers,
+                        progress=progress, executor=ctx.executor, store=ctx.store)
+        for c, res in done.items():
+            self.tallies[c] = res.tally
+            self.from_store += int(res.from_store)
+        self.fought += len(done)
+        return len(done)
+
+    # ------------------------------------------------------------- scores
+    def score(self, unit: str, k: int, opponent: str, opponent_copies: float, role: str) -> tuple[float, float]:
+        """Score (win + draw / 2) and its variance of ``unit`` x ``k`` against ``opponent`` at its expected copies,
+        in one role; NaN when a cell cannot be fought."""
+        s = v = 0.0
+        for ko, w in copy_mixture(opponent_copies):
+            cell = (WholeCell(unit, k, opponent, ko) if role == "attacker" else WholeCell(opponent, ko, unit, k))
+            t = self.tallies.get(cell)
+            if t is None or not t.trials:
+                return math.nan, math.nan
+            n = t.trials
+            won = int(t.wins[1] if role == "attacker" else t.wins[2])
+            si, vi = score_and_var(won / n, int(t.wins[0]) / n, n)
+            s += w * si
+            v += w * w * vi
+        return s, v
+
+    def side_averaged(self, unit: str, k: int, opponent: str, opponent_copies: float) -> tuple[float, float]:
+        """Score of ``unit`` x ``k`` against ``opponent``, its two roles averaged (one role if only one fought)."""
+        parts = [p for p in (self.score(unit, k, opponent, opponent_copies, r) for r in ("attacker", "defender"))
+                 if math.isfinite(p[0])]
+        if not parts:
+            return math.nan, math.nan
+        n = len(parts)
+        return sum(p[0] for p in parts) / n, sum(p[1] for p in parts) / n ** 2
+
+    def cells_for(self, unit: str, k: int, opponent: str, opponent_copies: float) -> list[WholeCell]:
+        """The whole-copy cells behind ``unit`` x ``k`` against ``opponent`` at its expected copies, both roles."""
+        out = []
+        for ko, _ in copy_mixture(opponent_copies):
+            out += [WholeCell(unit, k, opponent, ko), WholeCell(opponent, ko, unit, k)]
+        return out
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A matrix cell: its numbers (a :func:`~analysis.stats.estimates.tally_row` row plus ``fights``), and the
+    whole-copy fight shown in detail (the heaviest one of a mixture), its matchup, copies and stream."""
+
+    numbers: dict[str, float]
+    tally: Tally
+    matchup: Any
+    copies: tuple[int, int]
+    stream: tuple[int, ...]
+
+
+def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], progress: Any = None
+                ) -> tuple[dict[tuple[str, str], Cell], dict[tuple[str, str], str]]:
+    """Every pair's cell under expected fielding: the weighted sum of its whole-copy cells.
+
+    Returns the cells that could be fought and, for the others, why not.
+    """
+    mixes = {(a, d): [(ka, kd, wa * wd) for ka, wa in copy_mixture(copies[a]) for kd, wd in copy_mixture(copies[d])]
+             for a in names for d in names}
+    bank.fight([WholeCell(a, ka, d, kd) for (a, d), mix in mixes.items() for ka, kd, _ in mix], progress)
+    cells, notes = {}, {}
+    for (a, d), mix in mixes.items():
+        parts = [(WholeCell(a, ka, d, kd), w) for ka, kd, w in mix]
+        refused = [bank.refused[c] for c, _ in parts if c in bank.refused]
+        if refused:
+            notes[(a, d)] = refused[0]
+            continue
+        rows = [tally_row(bank.tallies[c]) for c, _ in parts]
+        numbers = mix_rows(rows, [w for _, w in parts])
+        numbers["fights"], numbers["trials"] = numbers["trials"], numbers.pop("effective_trials")
+        main = max(parts, key=lambda cw: (cw[1], -cw[0].attacker_copies, -cw[0].defender_copies))[0]
+        cells[(a, d)] = Cell(numbers, bank.tallies[main], bank.matchups[main],
+                             (main.attacker_copies, main.defender_copies),
+                             whole_stream(a, main.attacker_copies, d, main.defender_copies, bank.stream_names))
+    return cells, notes
