@@ -20,7 +20,8 @@ from .scale import scheduler_option as _scheduler_option
 from .types import MAX_ROUNDS_TYPE, ROUNDS, SEED, TRIALS, WORKERS, Number
 
 __all__ = ["Failure", "progress_bar", "count_bar", "roster_arg", "roster_option", "budget_option", "rounds_option",
-           "balance_rounds_options", "fielding_option", "common_run_options", "run_options", "precision_options", "report_run_options"]
+           "balance_rounds_options", "fielding_option", "common_run_options", "run_options", "precision_options",
+               "report_run_options"]
 
 
 class Failure(Exception):

@@ -58,19 +58,19 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
     from sim.budget import parse_budget
 
     from ..report.rebalance_page import headline, write_rebalance
-    from ..runs.rebalance import rebalance
+    from ..runs.rebalance import check_rebalance, rebalance
 
     if not 0 < tolerance <= 25:
         raise Failure(f"--tolerance: got {tolerance:g}, expected percentage points in (0, 25]")
     if not round_to > 0:
         raise Failure(f"--round-to: got {round_to:g}, expected a positive number of points")
     rs = sim.get_ruleset(ruleset)
-    if not rs.fields_copies:
-        raise Failure(f"{rs.id}: {rs.copies_refusal}, so a side cannot field copies and points cannot be balanced "
-                      "at equal points; its fair prices come from `meleelab report` (the calibration model)")
     ros = roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
     given = parse_budget(budget, "--budget") if budget is not None else None
+    # every check that needs no fight, before the output folder is touched
+    check_rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to), tolerance=tolerance / 100,
+                    seed=seed)
     if out:
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)])

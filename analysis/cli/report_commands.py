@@ -32,7 +32,8 @@ __all__ = ["balance_cmd", "report_cmd", "diff_cmd"]
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Directory for the CSV tables (written atomically).")
 def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], seed: int,
-                half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str,
+                half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None,
+                max_rounds: int | None, rules_defaults: bool, fielding: str,
                 workers: int, scheduler: str | None, quiet: bool, budget: str | None, from_matrix: str | None,
                 out: str | None) -> None:
     """Rankings, Nash weights, dominated units, cycles and fair points for a roster.
@@ -81,7 +82,8 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
         update, close = count_bar(quiet, f"{rs.id} matrix", "cells")
         try:
             matrix = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width,
-                                    max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
+                                    max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
+                                    rules_defaults=rules_defaults, fielding=fielding,
                                     states=states, overrides=overrides, options=options, workers=workers,
                                     progress=update, from_text=True, budget=budget, executor=executor)
         finally:
@@ -108,7 +110,8 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 
 @click.command("report")
 @click.argument("ruleset", required=False)
-@click.option("--all", "all_rulesets", is_flag=True, help="One report per registered ruleset (shipped rosters) + index.")
+@click.option("--all", "all_rulesets", is_flag=True,
+              help="One report per registered ruleset (shipped rosters) + index.")
 @click.option("--out", type=click.Path(file_okay=False), required=True,
               help="Output directory (replaced as a whole when the run ends).")
 @click.option("--feature", "features", multiple=True, metavar='"A vs B"',
@@ -120,7 +123,8 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tuple[str, ...], baseline: str | None,
                roster: str | None, units: str | None,
                unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
-               rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int, scheduler: str | None, quiet: bool, fresh: bool,
+               rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int,
+               scheduler: str | None, quiet: bool, fresh: bool,
                budget: str | None) -> int:
     """A self-contained HTML balance report, a Markdown summary and every CSV for a roster.
 
@@ -143,7 +147,8 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
         check_output_dir(out)  # before computing five reports
         with _executor(scheduler, workers) as executor:
             result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
-                               half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
+                               half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
+                               rules_defaults=rules_defaults, fielding=fielding,
                                workers=workers, executor=executor, fresh=fresh, baseline=baseline)
         click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
                    f"(index: {os.path.join(out, 'index.html')})")
@@ -162,7 +167,8 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
     try:
         with _executor(scheduler, workers) as executor:
             rep = build_report(rs, ros, units=unit_names(units, unit_list), seed=seed, half_width=half_width,
-                               max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding, states=states,
+                               max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
+                               rules_defaults=rules_defaults, fielding=fielding, states=states,
                                overrides=overrides, options=options, workers=workers, progress=update,
                                from_text=True, budget=budget, executor=executor,
                                store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline)

@@ -38,7 +38,8 @@ __all__ = ["matrix_cmd", "sweep_cmd", "compare_cmd"]
 @run_options
 @_fresh_option
 def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], half_width: float,
-               max_trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str,
+               max_trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
+               max_rounds: int | None, rules_defaults: bool, fielding: str,
                workers: int, scheduler: str | None, quiet: bool, out: str | None, fresh: bool,
                budget: str | None) -> None:
     """Every unit as attacker against every unit as defender, each cell run to a target precision.
@@ -62,7 +63,8 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
     try:
         with _executor(scheduler, workers) as executor:
             m = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width, max_trials=max_trials,
-                               seed=seed, rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding, states=states, overrides=overrides,
+                               seed=seed, rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults,
+                               fielding=fielding, states=states, overrides=overrides,
                                options=options, workers=workers, progress=update, from_text=True, budget=budget,
                                executor=executor, store=folder.open_store(fresh=fresh) if folder else None)
     except BaseException:
@@ -106,7 +108,8 @@ _NO_FILE = "\0no file"
 @_fresh_option
 def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, all_opponents: bool,
               roster_file: str | None, side: str, trials: int, seed: int | None, settings: tuple[str, ...],
-              rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int, scheduler: str | None, quiet: bool, out: str | None,
+              rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int,
+              scheduler: str | None, quiet: bool, out: str | None,
               fresh: bool, budget: str | None) -> None:
     """Vary one field of UNIT against OPPONENT (or, with --all-opponents, every roster unit) on common random numbers.
 
@@ -141,7 +144,8 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     try:
         with _executor(scheduler, workers) as executor:
             frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros,
-                          trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding, states=states,
+                          trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
+                          rules_defaults=rules_defaults, fielding=fielding, states=states,
                           overrides=overrides, options=options, workers=workers, progress=update, from_text=True,
                           budget=budget, executor=executor, store=folder.open_store(fresh=fresh) if folder else None)
     except BaseException:
@@ -200,7 +204,8 @@ def _sweep_png(frame: Any) -> bytes:
 @common_run_options
 def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...], roster: str | None, role: str,
                 trials: int, price: bool, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-                max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int, scheduler: str | None, quiet: bool, out: str | None,
+                max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int, scheduler: str | None,
+                quiet: bool, out: str | None,
                 budget: str | None) -> None:
     """Compare BASE with VARIANT against OPPONENTS (default: the whole roster) on common random numbers.
 
@@ -230,7 +235,8 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
         with _executor(scheduler, workers) as executor:
             frame = compare(rs, base, var, list(opponents) or None, roster=ros,
                             roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
-                            rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding, states=states, overrides=overrides,
+                            rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
+                            states=states, overrides=overrides,
                             options=options, workers=workers, progress=update, from_text=True, budget=budget,
                             fair=price, executor=executor)
     finally:

@@ -34,12 +34,12 @@ import pandas as pd
 
 import sim
 from sim.api import provenance as _provenance
-from sim.errors import InputError, MatchupError, Where
-from sim.limits import MAX_MATRIX_UNITS, PlanBudget, check_max_rounds, check_trials
+from sim.errors import InputError, MatchupError
+from sim.limits import MAX_MATRIX_UNITS, PlanBudget, check_trials
 from sim.results import FightResult
-from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence, stable_key
+from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
-from sim.ruleset import Rounds, Ruleset, parse_rounds
+from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
 from ..stats.estimates import tally_row

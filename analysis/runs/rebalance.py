@@ -47,13 +47,14 @@ from sim.rulesets import get_ruleset
 
 from ..stats.equilibrium import nash_equilibrium
 from ..stats.expected import DEFAULT_TOLERANCE, ExpectedCurve, price_curve, roster_scores
+from ..stats.rebalancing import Estimate, fixed_point_prices
 from ..stats.strength import payoff_matrix
 from .defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 from .expected_curves import complete_expected_curves, price_rng
 from .fielding import budget_in_force, profile_key, unfieldable
 from .matrix import matchup_matrix, resolve_roster
 
-__all__ = ["rebalance", "RebalanceResult", "verification_seed", "CHANGES_COLUMNS", "VERIFICATION_COLUMNS"]
+__all__ = ["rebalance", "check_rebalance", "RebalanceResult", "verification_seed", "CHANGES_COLUMNS", "VERIFICATION_COLUMNS"]
 
 CHANGES_COLUMNS = ["unit", "old_points", "new_points", "change_pct", "new_lo", "new_hi", "changed", "locked",
                    "balanceable", "note"]
@@ -195,17 +196,43 @@ def _round_nearest_even(price: float, step: float, est: Any, curves: Mapping[str
     return float(int(best)) if float(best).is_integer() else float(best)
 
 
-def _evaluate(matrix: Any, tolerance: float) -> pd.DataFrame:
-    """Scores (with intervals and verdicts) and Nash weights of every unit of a matrix."""
+def _evaluate(matrix: Any, tolerance: float, excluded: Sequence[str] = ()) -> pd.DataFrame:
+    """Scores (with intervals and verdicts; the balanceable units against each other) and Nash weights."""
     twins = {}
     for key in set(matrix.twins().values()):
         members = [u for u, k in matrix.twins().items() if k == key]
         for u in members:
             twins[u] = members
-    scores = roster_scores(matrix.long, matrix.units, twins, tolerance).set_index("unit")
+    kept = [u for u in matrix.units if u not in excluded]
+    scores = roster_scores(matrix.long, kept, twins, tolerance).set_index("unit")
+    if excluded:  # each excluded unit against the whole roster (it is not held to 50%)
+        whole = roster_scores(matrix.long, matrix.units, twins, tolerance).set_index("unit")
+        scores = pd.concat([scores, whole.loc[list(excluded)]]).reindex(matrix.units)
     weights = nash_equilibrium(payoff_matrix(matrix))
     scores["nash"] = weights.reindex(scores.index).fillna(0.0)
     return scores
+
+
+def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Sequence[str] = (), round_to: Any = 1,
+                    tolerance: Any = DEFAULT_TOLERANCE, seed: Any = DEFAULT_SEED) -> tuple[float, tuple[str, ...]]:
+    """Every check of a rebalance that needs no fight (one clear line each): the budget in force and the locks."""
+    if not rs.fields_copies:
+        raise InputError(f"{rs.id}: {rs.copies_refusal}, so a side cannot field copies and points cannot be "
+                         "balanced at equal points; its fair prices come from `meleelab report` (the calibration "
+                         "model)")
+    in_force = budget_in_force(rs, ros, budget)
+    if in_force is None:
+        raise InputError(f"{rs.id}: a rebalance needs a budget (give --budget POINTS, or budget = N in the roster)")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"seed: got {seed!r}, expected a non-negative integer")
+    locked = _check(ros, rs, list(lock), round_to, tolerance)
+    if len(ros.names) < 2:
+        raise InputError(f"{ros.source}: fewer than two units can be balanced (the roster has {len(ros.names)})")
+    for u in ros.names:
+        why = unfieldable(rs, ros.unit(u), in_force)
+        if why is not None:
+            raise InputError(f"budget {in_force:g}: {u} {why}")
+    return in_force, locked
 
 
 def rebalance(
@@ -264,16 +291,8 @@ def rebalance(
     """
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
-    in_force = budget_in_force(rs, ros, budget)
-    if in_force is None:
-        raise InputError(f"{rs.id}: a rebalance needs a budget (give --budget POINTS, or budget = N in the roster)")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"seed: got {seed!r}, expected a non-negative integer")
-    locked = _check(ros, rs, list(lock), round_to, tolerance)
-    for u in ros.names:
-        why = unfieldable(rs, ros.unit(u), in_force)
-        if why is not None:
-            raise InputError(f"budget {in_force:g}: {u} {why}")
+    in_force, locked = check_rebalance(rs, ros, budget=budget, lock=lock, round_to=round_to, tolerance=tolerance,
+                                       seed=seed)
     log = progress or (lambda line: None)
     run = dict(half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
                overrides=overrides, options=options, workers=workers, from_text=from_text, executor=executor,
@@ -282,57 +301,36 @@ def rebalance(
     if before.excluded:
         u, why = next(iter(before.excluded.items()))
         raise InputError(f"{u} cannot fight in this roster ({why})")
-    bank, names, total = before.bank, list(ros.names), sum(float(ros.unit(u).points) for u in ros.names)
-    prices = {u: float(ros.unit(u).points) for u in names}
+    bank, names = before.bank, list(ros.names)
     log(f"step 0: {len(names)} units at their listed prices, {bank.fought} whole-copy cells")
-    estimates: dict[str, dict[str, Any]] = {}
-    unbalanceable: dict[str, str] = {}
-    converged, runs, history = False, 1, []
-    for step in range(1, max_iterations + 1):
+    last: dict[str, Any] = {}
+
+    def evaluate(prices: Mapping[str, float], excluded: frozenset[str]) -> dict[str, Estimate]:
         copies = {u: in_force / prices[u] for u in names}
         classes = _classes(rs, ros, prices)
-        curves = {rep: ExpectedCurve(list(m), [o for o in names if o not in m], len(names))
+        # a unit points cannot balance leaves the others' roster (their scores then can all be 50%)
+        curves = {rep: ExpectedCurve(list(m), [o for o in names if o not in m and o not in excluded],
+                                     len([o for o in names if o not in excluded or o in m]))
                   for rep, m in classes.items()}
         complete_expected_curves(bank, curves, copies)
-        estimates, unbalanceable = {}, {}
+        out, raw = {}, {}
         for rep, members in classes.items():
             est = price_curve(curves[rep], in_force, prices[rep], tolerance=tolerance, rng=price_rng(seed, rep))
             for u in members:
-                estimates[u] = est
-                if not est["fieldable"]:
-                    unbalanceable[u] = est["note"]
-        off = {u: abs(e["score"] - 0.5) for u, e in estimates.items() if u not in unbalanceable}
-        if len(off) < 2:
-            raise InputError(f"{rs.id}: fewer than two units can be balanced by points at {in_force:g} points "
-                             f"({'; '.join(f'{u}: {w}' for u, w in unbalanceable.items())})")
-        worst = max(off.values())
-        log(f"step {step}: largest |score - 50%| {100 * worst:.2f} pp"
-            + (f"; points cannot balance {', '.join(unbalanceable)}" if unbalanceable else ""))
-        settled = all(math.isclose(prices[u], _target(estimates[u], prices[u])) for u in unbalanceable
-                      if u not in locked)
-        if settled and worst <= tolerance / 2:
-            converged = True
-            break
-        # at the noise floor: another step only trades one unit's noise for another's
-        if settled and history and worst <= 0.75 * tolerance and worst >= 0.9 * min(history):
-            converged = True
-            break
-        history.append(worst)
-        new = dict(prices)
-        for u, e in estimates.items():
-            if u in locked:
-                continue
-            if u in unbalanceable:
-                new[u] = _target(e, prices[u])
-            elif abs(e["score"] - 0.5) > tolerance / 2 and math.isfinite(e["fair_points"]):
-                new[u] = float(e["fair_points"])
-        if not locked:  # the scale: the roster's total points stay (every score averages 50% at any scale)
-            scale = total / sum(new.values())
-            new = {u: new[u] * scale for u in names}
-        if step > 4:  # damp late steps: a fixed point that overshoots settles geometrically
-            new = {u: math.sqrt(prices[u] * new[u]) for u in names}
-        prices = _fieldable_prices(rs, ros, new, in_force)
-        runs += 1
+                raw[u] = est
+                out[u] = Estimate(est["score"], est["fair_points"], est["fieldable"], est["nearest_price"],
+                                  est["note"])
+        last.update(classes=classes, curves=curves, raw=raw)
+        return out
+
+    point = fixed_point_prices(evaluate, {u: float(ros.unit(u).points) for u in names}, locked=locked,
+                               tolerance=tolerance, max_iterations=max_iterations, log=log,
+                               adjust=lambda p: _fieldable_prices(rs, ros, p, in_force))
+    prices, estimates, unbalanceable = dict(point.prices), last["raw"], point.unbalanceable
+    classes, curves, converged, runs = last["classes"], last["curves"], point.converged, 1 + point.steps
+    if len(names) - len(unbalanceable) < 2:
+        raise InputError(f"{rs.id}: fewer than two units can be balanced by points at {in_force:g} points "
+                         f"({'; '.join(f'{u}: {w}' for u, w in unbalanceable.items())})")
     # the fewest changes: a unit whose old price still scores within half the tolerance in the final roster keeps it
     kept = []
     for rep, members in classes.items():
@@ -354,7 +352,8 @@ def rebalance(
     v_seed = verification_seed(int(seed))
     after = matchup_matrix(rs, rebalanced, seed=v_seed, **run)
     runs += 1
-    eval_before, eval_after = _evaluate(before, tolerance), _evaluate(after, tolerance)
+    eval_before = _evaluate(before, tolerance, list(unbalanceable))
+    eval_after = _evaluate(after, tolerance, list(unbalanceable))
     balanceable = [u for u in names if u not in unbalanceable]
     changes = []
     for u in names:
@@ -385,12 +384,6 @@ def rebalance(
                            verification, unbalanceable, locked, tolerance, float(round_to), int(seed), v_seed, runs,
                            bank.fought + after.bank.fought, bank.reused + after.bank.reused,
                            bank.from_store + after.bank.from_store, converged, float(dev.max()), flagged, settings)
-
-
-def _target(est: Mapping[str, Any], price: float) -> float:
-    """The price a unit points alone cannot balance is moved to: the nearest one a side can field."""
-    near = est.get("nearest_price", math.nan)
-    return float(near) if math.isfinite(near) and near > 0 else price
 
 
 def _fieldable_prices(rs: Ruleset, ros: Roster, prices: Mapping[str, float], budget: float) -> dict[str, float]:
