@@ -18,9 +18,14 @@ from typing import Any
 
 import pandas as pd
 
-from .tables import fmt, interval_against
+from .tables import fmt, fmt_interval, interval_against
 
-__all__ = ["Link", "Code", "Finding", "findings", "MD_ANCHORS", "row_id", "HOW_MANY"]
+
+def rt_interval(lo: Any, hi: Any) -> str:
+    return fmt_interval(lo, hi, "pct")
+
+__all__ = ["Link", "Code", "Finding", "findings", "MD_ANCHORS", "row_id", "HOW_MANY", "role_goal", "MIRROR_RANGE",
+           "ROLE_SHARE"]
 
 #: How many over- and under-priced units the findings name.
 HOW_MANY = 3
@@ -28,7 +33,8 @@ HOW_MANY = 3
 #: report.html section id -> the anchor of the matching heading in summary.md.
 MD_ANCHORS = {"fair-points": "fair-prices", "nash": "nash-equilibrium", "cycles": "intransitive-triples",
               "dominance": "dominated-units", "rankings": "rankings", "settings": "settings",
-              "baseline": "changes-since-the-baseline", "matrix": "settings", "units": "settings"}
+              "baseline": "changes-since-the-baseline", "matrix": "settings", "units": "settings",
+              "balanced": "balanced-table", "verdicts": "verdicts"}
 
 
 def row_id(table: str, index: Any) -> str:
@@ -89,12 +95,33 @@ def _price_parts(i: Any, row: pd.Series) -> tuple[Any, ...]:
     if beyond:
         parts += ["; ", _fair_link("extrapolation", i), ": ", _fair_link(beyond, i)]
     if not bool(row.get("flagged")):
-        parts.append("; within its interval, not flagged")
+        parts.append("; within the tolerance, not flagged" if "tolerance" in row.index else
+                     "; within its interval, not flagged")
+    if "fieldable" in row.index and not bool(row.get("fieldable")) and math.isfinite(_num(row.get("nearest_price"))):
+        parts += ["; this budget cannot field it: the nearest fieldable price is ",
+                  _fair_link(fmt(row["nearest_price"], "points"), i)]
+    elif bool(row.get("extrapolated")):
+        parts += ["; an ", _fair_link("extrapolation", i), " beyond the copies fought"]
     return tuple(parts)
 
 
-def _side(fp: pd.DataFrame, over: bool, limit: int | None = HOW_MANY) -> pd.DataFrame:
-    """Over-priced (``over``) or under-priced units, flagged first, most mispriced first (the first ``limit``)."""
+def _reconciled(rep: Any) -> dict[str, str]:
+    """Unit -> its one reconciled verdict (:func:`analysis.stats.verdicts.unit_verdicts`), if the report has them."""
+    v = getattr(rep.balance, "verdicts", None)
+    if isinstance(v, pd.DataFrame) and len(v):
+        return dict(zip(v["unit"], v["verdict"]))
+    return {}
+
+
+def _side(fp: pd.DataFrame, over: bool, limit: int | None = HOW_MANY, verdicts: dict[str, str] | None = None
+          ) -> pd.DataFrame:
+    """Over-priced (``over``) or under-priced units, flagged first, most mispriced first (the first ``limit``).
+
+    With reconciled ``verdicts``, a unit whose verdict is not a price (dominated, cannot be harmed...) is
+    left to its own finding: the price findings never contradict it.
+    """
+    if verdicts:  # the price words of the reconciled verdict: "overpriced, dominated" stays an overpriced unit
+        fp = fp[fp["unit"].map(lambda u: verdicts.get(u, "").split(",")[0] in ("overpriced", "underpriced", "fair", ""))]
     ratio = pd.to_numeric(fp["ratio"], errors="coerce")
     beyond = fp["beyond"].fillna("").astype(str) if "beyond" in fp else pd.Series("", index=fp.index)
     verdict = fp["verdict"].fillna("").astype(str)
@@ -105,7 +132,9 @@ def _side(fp: pd.DataFrame, over: bool, limit: int | None = HOW_MANY) -> pd.Data
         key = -ratio.where(ratio.notna(), beyond.str.contains("estimate above").map({True: math.inf,
                                                                                      False: math.nan}))
         pick = (verdict == "underpriced") | (key < -1)
-    chosen = fp[pick.fillna(False)].assign(_flag=~fp["flagged"].astype(bool), _key=key)
+    chosen = fp[pick.fillna(False)]
+    # values taken from the chosen rows: assigning a longer Series to an empty frame would create rows
+    chosen = chosen.assign(_flag=~chosen["flagged"].astype(bool), _key=key.reindex(chosen.index))
     chosen = chosen.sort_values(["_flag", "_key"], kind="mergesort")
     return chosen if limit is None else chosen.head(limit)
 
@@ -118,10 +147,11 @@ def _pricing(rep: Any) -> list[Finding]:
         return [Finding("Fair prices", ("none could be computed" + (f" ({why})" if why else "") + "; see ",
                                         Link("the fair-prices section", "fair-points", "fair-points"), "."))]
     out = []
+    verdicts = _reconciled(rep)
     for over, title, what in ((True, "Over-priced", "worse"), (False, "Under-priced", "better")):
-        side = _side(fp, over)
+        side = _side(fp, over, verdicts=verdicts)
         if len(side):
-            flagged = int(_side(fp, over, None)["flagged"].astype(bool).sum())
+            flagged = int(_side(fp, over, None, verdicts)["flagged"].astype(bool).sum())
             if not flagged:
                 lead: tuple[Any, ...] = ("none is flagged (each cost is within its interval); the nearest:",)
             elif flagged > HOW_MANY:
@@ -149,6 +179,16 @@ def _mix(rep: Any) -> Finding:
     if not len(nash):
         parts.append("not defined (too few cells fought)")
     parts.append(".")
+    if "weight_min" in b.nash and len(nash):
+        w = b.nash
+        loose = w[(pd.to_numeric(w["weight_max"], errors="coerce") - pd.to_numeric(w["weight_min"], errors="coerce"))
+                  > 0.01]
+        if len(loose):
+            parts.append(" It is one of many: across every equilibrium ")
+            for k, (i, r) in enumerate(loose.iterrows()):
+                parts += [", " if k else "", f"{r['unit']} ranges over ",
+                          Link(rt_interval(r["weight_min"], r["weight_max"]), row_id("nash", i), "nash")]
+            parts.append(".")
     if rep.matrix.budget is None and not getattr(rep.ruleset, "fields_copies", True):
         # A designer reading "buy the dearest unit" here needs to know cost never entered the fight.
         parts.append(f" {rep.ruleset.id} cannot field copies ({rep.ruleset.copies_refusal}), so this matrix ignores "
@@ -158,14 +198,103 @@ def _mix(rep: Any) -> Finding:
     return Finding("Equilibrium", tuple(parts))
 
 
+#: The goal a balance setting must meet: the mean mirror P(attacker) in this range ...
+MIRROR_RANGE = (0.35, 0.65)
+#: ... and at most this share of pairs decided by who charges (90% to the attacker both ways).
+ROLE_SHARE = 0.10
+
+
+def role_goal(long: pd.DataFrame, units: Sequence[str]) -> dict[str, Any]:
+    """The mean mirror-match P(attacker), the pairs decided by who charges, and whether the goal is met."""
+    from ..stats.verdicts import role_decided
+
+    f = long.set_index(["attacker", "defender"])
+    mirrors = [float(f.loc[(u, u), "p_attacker"]) for u in units if (u, u) in f.index
+               and math.isfinite(_num(f.loc[(u, u), "p_attacker"]))]
+    decided = role_decided(long, list(units))
+    pairs = len(units) * (len(units) - 1) // 2
+    mean = sum(mirrors) / len(mirrors) if mirrors else math.nan
+    share = len(decided) / pairs if pairs else 0.0
+    ok = (MIRROR_RANGE[0] <= mean <= MIRROR_RANGE[1] if math.isfinite(mean) else True) and share <= ROLE_SHARE
+    return {"mirror_mean": mean, "decided": decided, "pairs": pairs, "share": share, "ok": ok}
+
+
+def _role(rep: Any) -> Finding | None:
+    """Who charges: said first, in plain words, when it decides the cells rather than the units."""
+    long = rep.matrix.long
+    if not {"p_attacker", "p_draw"} <= set(long.columns):
+        return None
+    goal = role_goal(long, list(rep.matrix.units))
+    n, mean = len(goal["decided"]), goal["mirror_mean"]
+    mirror = (" (a unit against itself: ", Link(fmt(mean, "pct"), "matrix", "matrix"), " to the attacker)")
+    if goal["ok"]:
+        if not n:
+            return None
+        return Finding("Who charges", (Link(fmt(n, "int"), "matrix", "matrix"), " of ",
+                                       Link(fmt(goal["pairs"], "int"), "matrix", "matrix"),
+                                       " pairs go to whoever charges (90% or more both ways): their side-averaged "
+                                       "50% says nothing about the units; the rankings and prices count them in "
+                                       "the column 'decided by who charges'.",))
+    return Finding("Who charges decides", ("in this setting the charge, not the units, decides: ",
+                                          Link(fmt(n, "int"), "matrix", "matrix"), " of ",
+                                          Link(fmt(goal["pairs"], "int"), "matrix", "matrix"),
+                                          " pairs go to whoever charges both ways", *mirror,
+                                          ". Read each cell in both roles (the matrix), not only the side-averaged "
+                                          "tables below; the rules page says which settings measure the units."))
+
+
+def _cannot_balance(rep: Any) -> Finding | None:
+    """Units that points cannot fix: they cannot be harmed, or cannot harm."""
+    v = getattr(rep.balance, "verdicts", None)
+    if not isinstance(v, pd.DataFrame) or not len(v):
+        return None
+    special = v[v["verdict"].isin(["invulnerable", "harmless"])]
+    if not len(special):
+        return None
+    return Finding("Points cannot balance", ("the rules make these fights certain whatever they cost:",),
+                   tuple(_verdict_item(i, r) for i, r in special.iterrows()))
+
+
+def _verdict_item(i: Any, r: Any) -> tuple[Any, ...]:
+    """``Unit: advice (reason)``, the whole sentence linked to the unit's row of the verdicts table."""
+    return (f"{r['unit']}: ", Link(f"{r['advice']} ({r['reason']})" if r["advice"] else str(r["reason"]),
+                                   row_id("verdict", i), "verdicts"))
+
+
+def _balanced_table(rep: Any) -> Finding | None:
+    """Where to get the whole balanced points table (or what it is, when the report computed it)."""
+    ruleset = getattr(rep, "ruleset", None)
+    if rep.matrix.budget is None or not getattr(ruleset, "fields_copies", False):
+        return None
+    rb = getattr(rep, "rebalance", None)
+    if rb is None:
+        return Finding("Balanced table", ("every fair price above assumes the other prices stay put; ",
+                                          Code(f"meleelab rebalance {rep.ruleset.id}"),
+                                          " reprices the whole roster at once until every unit scores 50%, and "
+                                          "proves the table with a fresh run (",
+                                          Link("how", "balanced", "balanced"), ")."))
+    changed = rb.changes[rb.changes["changed"]]
+    items = tuple((f"{r['unit']}: {r['old_points']:g} → ", Link(fmt(r["new_points"], "points"), "balanced",
+                                                                 "balanced")) for _, r in changed.iterrows())
+    return Finding("Balanced table", ("repricing ", Link(fmt(len(changed), "int"), "balanced", "balanced"),
+                                      " units at once brings every balanceable unit within ",
+                                      Link(f"±{100 * rb.tolerance:g} pp", "balanced", "balanced"),
+                                      " of 50% at a fresh seed (largest gap ",
+                                      Link(f"{100 * rb.max_deviation:.1f} pp", "balanced", "balanced"), "):"), items)
+
+
 def _dominated(rep: Any) -> Finding | None:
     dom, n = rep.balance.dominated, len(rep.matrix.units)
     if not len(dom):
         return Finding("Dominance", ("no unit is dominated: each one does something better than every other.",))
     names = ", ".join(str(u) for u in dom["unit"])
-    return Finding("Dominance", (Link(fmt(len(dom), "int"), "dominance", "dominance"), " of ",
-                                 Link(fmt(n, "int"), "units", "units"), " units are dominated (another unit does "
-                                 f"at least as well against everyone): {names}.",))
+    head = (Link(fmt(len(dom), "int"), "dominance", "dominance"), " of ", Link(fmt(n, "int"), "units", "units"),
+            " units are dominated (another unit does at least as well against everyone): " + names + ".")
+    v = getattr(rep.balance, "verdicts", None)
+    if not isinstance(v, pd.DataFrame) or not len(v):
+        return Finding("Dominance", head)
+    mine = v[v["unit"].isin(dom["unit"])]
+    return Finding("Dominance", head, tuple(_verdict_item(i, r) for i, r in mine.iterrows()))
 
 
 def _cycles(rep: Any) -> Finding:
@@ -252,6 +381,12 @@ def _baseline(rep: Any) -> Finding | None:
 def _next_steps(rep: Any) -> Finding:
     fp = rep.balance.fair_points
     items: list[tuple[Any, ...]] = []
+    v = getattr(rep.balance, "verdicts", None)
+    if isinstance(v, pd.DataFrame) and len(v):
+        fp = pd.DataFrame(columns=fp.columns)  # the reconciled advice replaces the per-table steps
+        for i, r in v.iterrows():
+            if r["verdict"] not in ("fair", "no price", "") and r["advice"]:
+                items.append(_verdict_item(i, r))
     if len(fp):
         for over in (True, False):
             side = _side(fp, over, None)  # every flagged unit gets its step, not only the three shown above
@@ -272,7 +407,7 @@ def _next_steps(rep: Any) -> Finding:
                       Link(fmt(rep.settings["max_trials"], "int"), "settings", "settings"), "): ",
                       Link(fmt(noisy, "int"), "settings", "settings"), " cells are noisier than the target"))
     dom = rep.balance.dominated
-    if len(dom):
+    if len(dom) and not (isinstance(v, pd.DataFrame) and len(v)):
         first = dom.iloc[0]
         items.append((f"give the dominated units a role of their own or a lower cost (e.g. {first['unit']}, "
                       f"dominated by {str(first['dominated_by']).split('; ')[0]}; ",
@@ -284,8 +419,11 @@ def _next_steps(rep: Any) -> Finding:
 
 def findings(rep: Any) -> list[Finding]:
     """The findings of a built :class:`analysis.report.build.Report`, in reading order."""
-    out: list[Finding] = [_mix(rep), *_pricing(rep)]
-    for extra in (_dominated(rep), _cycles(rep), _unspent(rep), *_noise(rep), _baseline(rep)):
+    role = _role(rep)
+    first = [role] if role is not None and role.title == "Who charges decides" else []
+    out: list[Finding] = [*first, _mix(rep), *_pricing(rep)]
+    for extra in (_cannot_balance(rep), _dominated(rep), _cycles(rep), role if not first else None,
+                  _unspent(rep), *_noise(rep), _baseline(rep), _balanced_table(rep)):
         if extra is not None:
             out.append(extra)
     out.append(_next_steps(rep))

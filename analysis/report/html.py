@@ -63,7 +63,7 @@ def _version() -> str:
 
 
 def _nash(b: Any) -> tuple[rt.TableView, str]:
-    nash = b.nash
+    nash = rt.with_ranges(b.nash)
     weight = pd.to_numeric(nash["weight"], errors="coerce").fillna(0)
     share = pd.to_numeric(nash["support_share"], errors="coerce").fillna(0)
     shown = nash[(weight > 0) | (share > 0)]
@@ -134,8 +134,14 @@ def report_context(rep: Any) -> dict[str, Any]:
     uri = {k: data_uri(v) for k, v in rep.figures().items()}
     m = rep.matrix
     budget = m.budget
-    fielding = (f"Equal points: each side fields floor({budget:,g} / points) copies of its unit."
-                if budget is not None else "One unit a side (no budget).")
+    if budget is None:
+        fielding = "One unit a side (no budget)."
+    elif getattr(m, "fielding", "whole") == "expected":
+        fielding = (f"Equal points with expected fielding: a unit costing p fields {budget:,g} / p copies on "
+                    "average (one more copy in the fraction of its fights that makes up the remainder), so every "
+                    "side puts the whole budget on the table.")
+    else:
+        fielding = f"Equal points: each side fields floor({budget:,g} / points) copies of its unit."
     hw = rep.settings["half_width"]
     from .findings import noisy_cells
 
@@ -192,12 +198,16 @@ def report_context(rep: Any) -> dict[str, Any]:
         "nash": nash, "nash_absent": absent,
         "dominated": rt.table_view(b.dominated, rt.DOMINATED, row_ids=lambda i: row_id("dominated", i)),
         "cycles": rt.table_view(b.cycles, rt.CYCLES, row_ids=lambda i: row_id("cycle", i)),
+        "verdicts": rt.table_view(getattr(b, "verdicts", pd.DataFrame()), rt.VERDICTS,
+                                  row_ids=lambda i: row_id("verdict", i)),
         "fair": {"definition": str(fp.attrs.get("definition", "")), "model": str(fp.attrs.get("model", "")),
                  "intervals": str(fp.attrs.get("intervals", "")),
-                 "table": rt.table_view(fp, rt.FAIR_POINTS, row_ids=lambda i: row_id("fair", i), drop_blank=True,
+                 "table": rt.table_view(rt.with_ranges(fp), rt.FAIR_POINTS, row_ids=lambda i: row_id("fair", i),
+                                        drop_blank=True,
                                         row_class=lambda r: "flagged" if bool(r.get("flagged")) else ""),
                  "efficiency": rt.table_view(b.efficiency, rt.EFFICIENCY)},
         "model_text": b.model_text(),
+        "model_paragraphs": [p.strip() for p in b.model_text().split("\n") if p.strip()],  # prose, not a wall
         "featured_chosen": chosen,
         "matchups": _matchups(rep, uri),
         "rerun": _rerun(rep),

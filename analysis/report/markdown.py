@@ -52,10 +52,14 @@ def summary(rep: Any) -> str:
               ""]
     nash = b.nash[pd.to_numeric(b.nash["weight"], errors="coerce").fillna(0) > 0]
     nash = nash.sort_values("weight", ascending=False, kind="mergesort")
-    lines += ["## Nash equilibrium", "", rt.markdown_table(nash, rt.NASH), ""]
+    lines += ["## Nash equilibrium", "", rt.markdown_table(rt.with_ranges(nash), rt.NASH), ""]
     lines += ["## Dominated units", "", rt.markdown_table(b.dominated, rt.DOMINATED), ""]
     lines += ["## Intransitive triples", "", rt.markdown_table(b.cycles, rt.CYCLES), ""]
-    lines += ["## Fair prices", "", rt.markdown_table(b.fair_points, rt.FAIR_POINTS), "", "Points efficiency:", "",
+    verdicts = getattr(b, "verdicts", pd.DataFrame())
+    if len(verdicts):
+        lines += ["## Verdicts", "", "One verdict per unit, reconciled across its price, rank, dominance and the "
+                  "equilibrium.", "", rt.markdown_table(verdicts, rt.VERDICTS), ""]
+    lines += ["## Fair prices", "", rt.markdown_table(rt.with_ranges(b.fair_points), rt.FAIR_POINTS), "", "Points efficiency:", "",
               rt.markdown_table(b.efficiency, rt.EFFICIENCY), "", md_text(b.model_text()), ""]
     if rep.one_for_one is not None:
         wide = (100 * rep.one_for_one.wide("p_attacker")).rename_axis("attacker").reset_index()

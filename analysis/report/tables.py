@@ -44,7 +44,7 @@ __all__ = ["Column", "Cell", "Row", "TableView", "fmt", "fmt_interval", "interva
 
 #: What a missing number (NaN, None) shows as.
 MISSING = "–"
-NUMERIC_KINDS = frozenset({"int", "points", "pct", "prob", "logit", "ratio", "pp", "rank", "num"})
+NUMERIC_KINDS = frozenset({"int", "points", "pct", "prob", "logit", "ratio", "pp", "rank", "num", "copies"})
 #: Below this a number is zero (float noise from sums and differences of probabilities).
 _ZERO = 5e-7
 
@@ -93,6 +93,8 @@ def fmt(v: Any, kind: str) -> str:
         return _no_negative_zero(f"{x:+.2f}").replace("+0.00", "0.00")
     if kind == "ratio":
         return _no_negative_zero(f"{x:.2f}")
+    if kind == "copies":  # whole copies as whole numbers, expected copies to two decimals (6.67)
+        return f"{x:,.0f}" if abs(x - round(x)) < 5e-3 else f"{x:,.2f}"
     if kind == "pp":
         return _no_negative_zero(f"{x:+.1f}").replace("+0.0", "0.0")
     raise ValueError(f"unknown column kind {kind!r}")
@@ -304,22 +306,26 @@ def generic_columns(frame: pd.DataFrame, headers: Mapping[str, str] | None = Non
 
 # ------------------------------------------------------------ the report's tables
 RANKINGS = (
-    Column("rank", "Rank", "rank", help="by Bradley-Terry strength; =3: tied"),
+    Column("rank", "Rank", "rank", help="by score against the roster; =3: shared by units whose intervals overlap"),
     Column("unit", "Unit"),
     Column("opponents", "Opponents", "int"),
     Column("win_rate", "Win rate", "pct", ("win_rate_lo", "win_rate_hi"),
            help="mean side-averaged P(win) against the other units"),
     Column("draw_rate", "Draw rate", "pct"),
     Column("loss_rate", "Loss rate", "pct"),
-    Column("score", "Score", "pct", help="win + draw/2"),
+    Column("score", "Score", "pct", ("score_lo", "score_hi"), help="win + draw/2, both roles averaged"),
     Column("strength", "Strength (logit)", "logit", ("strength_lo", "strength_hi"),
            help="Bradley-Terry strength, 0 = roster average"),
     Column("elo", "Elo", "int"),
     Column("nash_weight", "Nash weight", "pct"),
+    Column("role_decided", "Decided by who charges", "int",
+           help="opponents with which the cell goes to the attacker at least 90% both ways"),
 )
 NASH = (
     Column("unit", "Unit"),
     Column("weight", "Weight in the mix", "pct"),
+    Column("any_equilibrium", "Any equilibrium", "num", help="the least and greatest weight across every equilibrium mix"),
+    Column("redrawn", "Redrawn", "num", help="95% range of the weight when the payoffs are redrawn within their noise"),
     Column("support_share", "Support share", "pct",
            help="share of payoff tables redrawn within their noise whose equilibrium uses the unit"),
 )
@@ -336,15 +342,42 @@ CYCLES = (
 FAIR_POINTS = (
     Column("unit", "Unit"),
     Column("points", "Points", "points"),
-    Column("copies", "Copies", "int", help="copies fielded at the budget"),
-    Column("fielded", "Fielded", "points", help="points on the table: copies x points (whole copies)"),
+    Column("copies", "Copies", "copies", help="copies fielded at the budget (on average, under expected fielding)"),
+    Column("fielded", "Fielded", "points", help="points on the table: copies x points"),
+    Column("score", "Score at its price", "pct", ("score_lo", "score_hi"),
+           help="win + draw/2 against the roster at its listed price (expected fielding)"),
     Column("fair_points", "Fair price", "points", ("fair_lo", "fair_hi"),
-           help="the points at which the unit would score 50% against the roster at equal points", against="points"),
+           help="the points at which the unit would score 50% against the roster at equal points; the interval "
+                "is the Monte Carlo one", against="points"),
+    Column("roster_range", "Roster range", "num", help="the fair price when each opponent in turn is left out of the "
+                                                 "roster: how much it depends on which units the roster holds"),
+    Column("nearest_price", "Nearest fieldable", "points", help="the fieldable price nearest the fair price"),
+    Column("role_decided", "Decided by who charges", "int",
+           help="opponents with which the cell goes to the attacker at least 90% both ways"),
     Column("ratio", "Fair ÷ points", "ratio"),
     Column("verdict", "Verdict"),
     Column("beyond", "Extrapolation", help="outside [min points / 4, 4 x max points]: not a number the roster vouches for"),
     Column("method", "Method"),
     Column("note", "Note"),
+)
+def with_ranges(frame: pd.DataFrame) -> pd.DataFrame:
+    """Display columns of ranges that are not 95% intervals (the Nash weight's, a fair price's roster range)."""
+    out = frame.copy()
+    if {"weight_min", "weight_max"} <= set(out.columns):
+        out["any_equilibrium"] = [fmt_interval(a, b, "pct") for a, b in zip(out["weight_min"], out["weight_max"])]
+    if {"weight_lo", "weight_hi"} <= set(out.columns):
+        out["redrawn"] = [fmt_interval(a, b, "pct") for a, b in zip(out["weight_lo"], out["weight_hi"])]
+    if {"roster_lo", "roster_hi"} <= set(out.columns):
+        out["roster_range"] = [fmt_interval(a, b, "points") for a, b in zip(out["roster_lo"], out["roster_hi"])]
+    return out
+
+
+VERDICTS = (
+    Column("unit", "Unit"),
+    Column("verdict", "Verdict", help="one verdict per unit, reconciled across its price, rank, dominance and the "
+                                      "equilibrium"),
+    Column("advice", "What to do"),
+    Column("reason", "Why"),
 )
 EFFICIENCY = (
     Column("unit", "Unit"),

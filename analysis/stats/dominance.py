@@ -17,7 +17,7 @@ from scipy import stats
 from .equilibrium import complete_block
 from .strength import Z, payoff_matrix, side_averaged
 
-__all__ = ["dominated_units", "intransitive_triples", "bonferroni"]
+__all__ = ["dominated_units", "intransitive_triples", "bonferroni", "CYCLE_MARGIN"]
 
 
 def bonferroni(m: int) -> float:
@@ -72,12 +72,19 @@ def dominated_units(matrix: Any, z: float = Z, z_better: float | None = None, *,
     return pd.DataFrame(rows, columns=["unit", "dominated_by", "strictly"])
 
 
-def intransitive_triples(matrix: Any, z: float | None = None, *, sa: pd.DataFrame | None = None) -> pd.DataFrame:
+#: An edge of a cycle must be at least this far from an even fight in score (0.05 = 5 pp, a payoff of 0.10).
+CYCLE_MARGIN = 0.05
+
+
+def intransitive_triples(matrix: Any, z: float | None = None, *, sa: pd.DataFrame | None = None,
+                         margin: float = CYCLE_MARGIN) -> pd.DataFrame:
     """Rock-paper-scissors cycles: a beats b, b beats c, c beats a (side-averaged).
 
     "Beats" means a side-averaged payoff above ``z`` standard errors (above 0
-    when there are no errors); by default ``z`` is Bonferroni-corrected over the
-    K (K-1) / 2 pairs, so noise between near-equal units does not make cycles.
+    when there are no errors) *and* a score at least ``margin`` above 50%
+    (payoff ``2 * margin``): an edge a designer would notice. By default ``z`` is
+    Bonferroni-corrected over the K (K-1) / 2 pairs, so noise between near-equal
+    units does not make cycles.
     Each cycle is listed once, starting with the unit that comes first in the roster.
     """
     sa = side_averaged(matrix) if sa is None else sa
@@ -87,7 +94,7 @@ def intransitive_triples(matrix: Any, z: float | None = None, *, sa: pd.DataFram
     z = bonferroni(len(names) * (len(names) - 1) // 2) if z is None else z
     a = pay.to_numpy(float)
     thr = z * se.to_numpy(float)
-    beats = np.nan_to_num(a, nan=0.0) > thr
+    beats = (np.nan_to_num(a, nan=0.0) > thr) & (np.nan_to_num(a, nan=0.0) >= 2 * margin - 1e-12)
     rows = []
     for i, j, k in itertools.combinations(range(len(names)), 3):
         for x, y, w in ((i, j, k), (i, k, j)):

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-__all__ = ["nash_equilibrium", "complete_block", "solve_game", "nash_support_share"]
+__all__ = ["nash_equilibrium", "complete_block", "solve_game", "nash_support_share", "nash_ranges", "nash_spread"]
 
 
 def complete_block(pay: pd.DataFrame) -> pd.DataFrame:
@@ -77,4 +77,71 @@ def nash_support_share(pay: pd.DataFrame, se: pd.DataFrame, replicates: int = 10
         hits += solve_game(a + noise)[0] > 1e-6
     out = pd.Series(np.nan, index=pay.index, name="support_share")
     out[block.index] = hits / replicates
+    return out
+
+
+def nash_ranges(payoff: pd.DataFrame, tol: float = 1e-7) -> pd.DataFrame:
+    """Each unit's least and greatest weight over *every* equilibrium mix (equilibria are often not unique).
+
+    The equilibrium set of a zero-sum game is the polytope ``{x >= 0, sum x = 1,
+    x^T A >= v*}``; its bounds per unit are two linear programmes each (HiGHS).
+    A unit whose range is [0, 0] is never part of a best mix; [0.885, 1] says the
+    single equilibrium reported is one vertex of many.
+
+    Returns
+    -------
+    DataFrame
+        ``unit, weight_min, weight_max`` (NaN for units left out of the game).
+    """
+    block = complete_block(payoff)
+    out = pd.DataFrame({"unit": list(payoff.index), "weight_min": np.nan, "weight_max": np.nan})
+    if len(block) == 0:
+        return out
+    a = block.to_numpy(float)
+    k = len(a)
+    value = solve_game(a)[1]
+    a_ub = -a.T  # x^T A >= v*  <=>  -A^T x <= -v*
+    b_ub = np.full(k, -(value - tol))
+    a_eq, b_eq = np.ones((1, k)), [1.0]
+    lo, hi = np.zeros(k), np.zeros(k)
+    for i in range(k):
+        c = np.zeros(k)
+        c[i] = 1.0
+        for sign, dest in ((1.0, lo), (-1.0, hi)):
+            res = optimize.linprog(sign * c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=[(0, None)] * k,
+                                   method="highs")
+            dest[i] = float(np.clip(res.x[i], 0.0, 1.0)) if res.success else np.nan
+    where = {u: i for i, u in enumerate(block.index)}
+    out["weight_min"] = [lo[where[u]] if u in where else np.nan for u in out["unit"]]
+    out["weight_max"] = [hi[where[u]] if u in where else np.nan for u in out["unit"]]
+    for c in ("weight_min", "weight_max"):
+        v = out[c].to_numpy(float, copy=True)
+        v[np.abs(v) < 1e-6] = 0.0  # the tolerance of the optimality constraint
+        out[c] = v
+    return out
+
+
+def nash_spread(pay: pd.DataFrame, se: pd.DataFrame, replicates: int = 100, seed: int = 0) -> pd.DataFrame:
+    """The equilibrium weight of each unit over payoff tables redrawn within their Monte Carlo error.
+
+    Returns
+    -------
+    DataFrame
+        ``unit, weight_lo, weight_hi`` (2.5% and 97.5% of the redrawn weights) and
+        ``support_share`` (share of redraws whose equilibrium uses the unit).
+    """
+    block = complete_block(pay)
+    err = se.reindex(index=block.index, columns=block.columns).fillna(0).to_numpy(float)
+    a = block.to_numpy(float)
+    rng = np.random.default_rng(seed)
+    draws = np.zeros((replicates, len(a)))
+    for r in range(replicates):
+        noise = rng.standard_normal(a.shape) * err
+        noise = np.triu(noise, 1) - np.triu(noise, 1).T  # keep the table antisymmetric
+        draws[r] = solve_game(a + noise)[0]
+    out = pd.DataFrame({"unit": list(pay.index), "weight_lo": np.nan, "weight_hi": np.nan, "support_share": np.nan})
+    where = {u: i for i, u in enumerate(block.index)}
+    for col, f in (("weight_lo", lambda x: np.quantile(x, 0.025)), ("weight_hi", lambda x: np.quantile(x, 0.975)),
+                   ("support_share", lambda x: float(np.mean(x > 1e-6)))):
+        out[col] = [f(draws[:, where[u]]) if u in where else np.nan for u in out["unit"]]
     return out

@@ -132,10 +132,14 @@ def mean_win_rate(matrix: Any, sa: pd.DataFrame | None = None) -> pd.DataFrame:
             continue
         se = math.sqrt(float((s["p_win_se"] ** 2).sum())) / m
         win = float(s["p_win"].mean())
+        score = float(s["score"].mean())
+        # score = (1 + payoff) / 2 cell by cell, so its standard error is half the payoff's
+        score_se = math.sqrt(float((s["payoff_se"].fillna(0) ** 2).sum())) / m / 2 if "payoff_se" in s else math.nan
         rows.append({"unit": u, "opponents": m, "win_rate": win, "win_rate_se": se,
                      "win_rate_lo": max(0.0, win - Z * se), "win_rate_hi": min(1.0, win + Z * se),
                      "draw_rate": float(s["p_draw"].mean()), "loss_rate": float(s["p_loss"].mean()),
-                     "score": float(s["score"].mean()), "payoff": float(s["payoff"].mean())})
+                     "score": score, "score_se": score_se, "score_lo": max(0.0, score - Z * score_se),
+                     "score_hi": min(1.0, score + Z * score_se), "payoff": float(s["payoff"].mean())})
     return pd.DataFrame(rows)
 
 
@@ -234,13 +238,18 @@ def bradley_terry(matrix: Any, *, full: bool = False) -> pd.DataFrame | tuple[pd
     return out
 
 
+#: The size (RMS beyond the noise, percentage points) at which the strength model's misfit is worth a warning.
+MISFIT_PP = 2.0
+
+
 def bt_misfit(frame: pd.DataFrame, units: list[str], strengths: np.ndarray, advantage: float,
               worst: int = 5) -> dict[str, Any]:
     """How far the Bradley-Terry model is from the cells, next to the Monte Carlo noise.
 
     Residual per cell = observed score - model score (percentage points). The
     model misfits *beyond noise* when the Pearson chi-square of the residuals
-    against each cell's Monte Carlo variance is significant at 1%; then the
+    against each cell's Monte Carlo variance is significant at 1% and the misfit
+    beyond the noise is at least :data:`MISFIT_PP` percentage points RMS; then the
     strengths are a summary that some matchups contradict (see the worst cells).
 
     Returns
@@ -277,7 +286,9 @@ def bt_misfit(frame: pd.DataFrame, units: list[str], strengths: np.ndarray, adva
     worst_frame = pd.DataFrame({"attacker": f["attacker"].to_numpy()[order], "defender": f["defender"].to_numpy()[order],
                                 "observed": obs[order], "model": model[order], "residual_pp": 100 * res[order],
                                 "noise_pp": 100 * np.sqrt(var[order])})
-    exceeds = bool(p_value < 0.01)
+    # a misfit a designer would act on: beyond the noise AND larger than MISFIT_PP (a 0.4 pp misfit that is
+    # merely significant at a million fights is not worth a warning)
+    exceeds = bool(p_value < 0.01) and 100 * excess >= MISFIT_PP
     warning = ""
     if exceeds:
         warning = (f"The strength model misfits beyond Monte Carlo noise: its cells are off by {100 * rms:.1f} pp "

@@ -35,10 +35,11 @@ import pandas as pd
 from sim.errors import InputError
 
 from .dominance import dominated_units, intransitive_triples
-from .equilibrium import complete_block, nash_equilibrium, nash_support_share
+from .equilibrium import complete_block, nash_equilibrium, nash_ranges, nash_spread
 from .fair_prices import fair_prices, points_efficiency
 from .pooling import collapse, expand_pairs, expand_units, twin_classes
 from .strength import _points, _units, bradley_terry, long_frame, mean_win_rate, payoff_matrix, side_averaged
+from .verdicts import rank_by_significance, role_decided, unit_verdicts
 
 __all__ = ["BalanceSummary", "summarise"]
 
@@ -86,13 +87,18 @@ class BalanceSummary:
     misfit: dict[str, Any] = field(default_factory=dict)
     budget: float | None = None
     twins: dict[str, list[str]] = field(default_factory=dict)
+    #: One reconciled verdict per unit (:func:`analysis.stats.verdicts.unit_verdicts`).
+    verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Pairs whose cells go to the attacker at least 90% both ways (decided by who charges).
+    role_decided: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """CSV name -> frame for every table."""
         out = {"rankings": self.rankings, "side_averaged": self.side_averaged,
                "payoff": self.payoff.rename_axis("unit").reset_index(), "nash": self.nash,
                "dominated": self.dominated, "cycles": self.cycles, "fair_points": self.fair_points,
-               "points_efficiency": self.efficiency}
+               "points_efficiency": self.efficiency, "verdicts": self.verdicts,
+               "role_decided": self.role_decided}
         worst = self.misfit.get("worst")
         if isinstance(worst, pd.DataFrame):
             out["model_misfit"] = worst
@@ -159,15 +165,19 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFr
     rates = mean_win_rate(cm, sa=sa)
     bt, info = bradley_terry(cm, full=True)
     weights = nash_equilibrium(pay)
-    share = nash_support_share(pay, pay_se, seed=seed)
+    ranges = nash_ranges(pay).set_index("unit")
+    spread = nash_spread(pay, pay_se, seed=seed).set_index("unit")
     reps = list(classes)
     nash_rows = []
     for r in reps:
-        w = weights.get(r, np.nan)
+        w, n = weights.get(r, np.nan), len(classes[r])  # twins share their class's weight equally
         for m in classes[r]:
-            nash_rows.append({"unit": m, "weight": w / len(classes[r]) if w == w else np.nan,
-                              "support_share": share.get(r, np.nan)})
-    nash = pd.DataFrame(nash_rows, columns=["unit", "weight", "support_share"])
+            nash_rows.append({"unit": m, "weight": w / n if w == w else np.nan,
+                              "weight_min": ranges.loc[r, "weight_min"] / n, "weight_max": ranges.loc[r, "weight_max"] / n,
+                              "weight_lo": spread.loc[r, "weight_lo"] / n, "weight_hi": spread.loc[r, "weight_hi"] / n,
+                              "support_share": spread.loc[r, "support_share"]})
+    nash = pd.DataFrame(nash_rows, columns=["unit", "weight", "weight_min", "weight_max", "weight_lo", "weight_hi",
+                                            "support_share"])
     if fair is None:
         fair = fair_prices(matrix, seed=seed, bt=(bt, info), classes=classes, curves=curves)
     dominated = dominated_units(cm, sa=sa)
@@ -181,10 +191,24 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFr
     eff = points_efficiency(rates_x, fair, _points(matrix))
     rk = rates_x.merge(bt_x.rename(columns={"lo": "strength_lo", "hi": "strength_hi", "se": "strength_se"}), on="unit")
     rk["nash_weight"] = rk["unit"].map(dict(zip(nash["unit"], nash["weight"])))
-    rk = rk.sort_values("strength", ascending=False, kind="mergesort").reset_index(drop=True)
-    rk.insert(0, "rank", _rank_with_ties(rk["strength"].to_numpy(float), rk["strength_se"].to_numpy(float)))
+    # ranked by the score against the roster (the number the price verdict reads), units whose intervals
+    # overlap sharing a rank; the Bradley-Terry strength is a summary shown beside it
+    rk = rk.sort_values(["score", "strength"], ascending=False, kind="mergesort").reset_index(drop=True)
+    if {"score_lo", "score_hi"} <= set(rk.columns) and rk["score_lo"].notna().all():
+        rk.insert(0, "rank", rank_by_significance(rk["score"], rk["score_lo"], rk["score_hi"]).to_numpy(int))
+    else:
+        rk.insert(0, "rank", _rank_with_ties(rk["score"].to_numpy(float), rk["score"].to_numpy(float)))
+    decided = role_decided(frame, units)
+    counts = {u: int(((decided["unit_a"] == u) | (decided["unit_b"] == u)).sum()) for u in units}
+    rk["role_decided"] = rk["unit"].map(counts)
     sa_x = expand_pairs(sa, classes)
     pay_x = payoff_matrix(_Collapsed(frame, units), sa=sa_x) if any(len(m) > 1 for m in classes.values()) else pay
+    labels = {u: ("=" if (rk["rank"] == r).sum() > 1 else "") + str(int(r)) for u, r in zip(rk["unit"], rk["rank"])}
+    verdicts = unit_verdicts(units, fair, dominated, nash, frame, labels)
+    attrs = dict(fair.attrs)
+    fair = fair.copy()
+    fair["role_decided"] = fair["unit"].map(counts)
+    fair.attrs.update(attrs)
     misfit = info.get("misfit", {})
     notes = [f"Nash value {abs(weights.attrs.get('value', float('nan'))):.2e} (0 for a symmetric game); "
              "support_share: share of 100 payoff tables redrawn within Monte Carlo error whose equilibrium "
@@ -219,4 +243,4 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFr
              + " ".join(str(fair.attrs.get(k, "")) for k in ("definition", "model", "intervals") if fair.attrs.get(k)))
     adv = {k: float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
     return BalanceSummary(ruleset, units, rk, sa_x, pay_x, bt_x, nash, dominated, cycles, fair, eff, adv, model,
-                          notes, misfit, budget, twins)
+                          notes, misfit, budget, twins, verdicts, decided)

@@ -153,6 +153,9 @@ def test_findings_come_first_and_every_number_links_to_its_row(report, html):
 
 def test_findings_name_the_most_mispriced_units_flagged_first(report, html):
     fp = report.balance.fair_points
+    # units whose reconciled verdict is not a price (dominated, cannot be harmed) have findings of their own
+    price_words = report.balance.verdicts.set_index("unit")["verdict"].str.split(",").str[0]
+    fp = fp[fp["unit"].map(price_words).isin(["overpriced", "underpriced", "fair"])]
     over = fp[fp["verdict"] == "overpriced"].sort_values("ratio")
     under = fp[fp["verdict"] == "underpriced"].sort_values("ratio", ascending=False)
     findings = re.sub(r"<[^>]+>", "", _section(html, "findings"))
