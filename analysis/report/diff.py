@@ -91,7 +91,11 @@ QUANTITIES: tuple[tuple[str, str, str, str, str], ...] = (
 #: Columns of :attr:`RunDiff.table` (and of ``diff.csv``).
 TABLE_COLUMNS = ["ruleset", "kind", "item", "quantity", "old", "new", "diff", "diff_se", "z", "status",
                  "trials_old", "trials_new", "context_old", "context_new"]
-STATUSES = ("changed", "within noise", "identical", "only in old", "only in new", "not fought")
+STATUSES = ("edited", "flipped", "changed", "within noise", "identical", "only in old", "only in new", "not fought")
+#: The order a designer reads a diff in: what they changed, then the verdicts that flipped, then the numbers.
+KIND_ORDER = ("roster", "verdict", "fair price", "cell", "ranking")
+#: Statuses that are a change whatever their z (an edit to the roster, a verdict that flipped).
+ALWAYS_SHOWN = ("edited", "flipped")
 
 
 def find_runs(path: str | Path) -> dict[str, Path]:
@@ -178,6 +182,19 @@ def _read(folder: Path, name: str, required: bool) -> pd.DataFrame | None:
     return out
 
 
+def _read_text(folder: Path, name: str) -> pd.DataFrame | None:
+    """Every column of an optional file as text (names and verdicts as written), or None when it is absent."""
+    path = folder / name
+    if not path.is_file():
+        return None
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: cannot read ({_one_line(e)})") from None
+    raw.columns = [restore_cell(c) for c in raw.columns]
+    return raw.apply(lambda col: col.map(restore_cell))
+
+
 def _one_line(e: Exception) -> str:
     return " ".join(str(e).split())
 
@@ -207,16 +224,18 @@ class RunDiff:
     notes: list[str] = field(default_factory=list)
 
     def changed(self) -> pd.DataFrame:
-        """The rows whose difference is beyond the noise, largest |z| first within each kind."""
-        t = self.table[self.table["status"] == "changed"]
-        order = {k: i for i, k in enumerate(("cell", "ranking", "fair price"))}
-        return t.assign(_k=t["kind"].map(order), _z=-t["z"].abs()).sort_values(["ruleset", "_k", "_z"]).drop(
-            columns=["_k", "_z"]).reset_index(drop=True)
+        """The roster's edits, the verdicts that flipped (whatever their z), then the numbers beyond the noise
+        (largest |z| first within each kind)."""
+        t = self.table[self.table["status"].isin(["changed", *ALWAYS_SHOWN])]
+        order = {k: i for i, k in enumerate(KIND_ORDER)}
+        return t.assign(_k=t["kind"].map(order), _z=-t["z"].abs().fillna(math.inf)).sort_values(
+            ["ruleset", "_k", "_z"], kind="mergesort").drop(columns=["_k", "_z"]).reset_index(drop=True)
 
     def counts(self) -> pd.DataFrame:
-        """Numbers compared per ruleset, kind and status."""
-        c = self.table.groupby(["ruleset", "kind", "status"], sort=False).size().unstack("status", fill_value=0)
-        return c.reindex(columns=[s for s in STATUSES if s in c.columns]).reset_index()
+        """Items compared per ruleset, kind and status: a cell counts once (its most-changed number), as in the plot."""
+        return _item_status(self.table).groupby(["ruleset", "kind", "status"], sort=False).size().unstack(
+            "status", fill_value=0).pipe(lambda c: c.reindex(columns=[s for s in STATUSES if s in c.columns])
+                                         ).reset_index()
 
     def text(self, limit: int | None = 40) -> str:
         """What ``meleelab diff`` prints: the counts, then the changes (at most ``limit`` rows; None: all)."""
@@ -293,8 +312,86 @@ def diff_runs(old: str | Path, new: str | Path, *, z: float = DEFAULT_Z) -> RunD
     return RunDiff(table[TABLE_COLUMNS], float(z), str(old), str(new), notes)
 
 
-def _compare_run(ruleset: str, old: Path, new: Path, z: float) -> pd.DataFrame:
+def _item_status(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per (ruleset, kind, item) with the item's most-changed status (a cell whose P(defender) moved
+    changed, whatever its P(attacker) did)."""
+    rank = {s: i for i, s in enumerate(STATUSES)}
+    t = table.assign(_r=table["status"].map(rank))
+    first = t.sort_values("_r", kind="mergesort").drop_duplicates(["ruleset", "kind", "item"])
+    return first.drop(columns=["_r"])
+
+
+def _edits(ruleset: str, old: Path, new: Path) -> list[dict[str, Any]]:
+    """The designer's edits: unit fields (units.csv) and switches (metadata.json) that differ between the runs."""
     rows: list[dict[str, Any]] = []
+
+    def row(item: str, quantity: str, a: Any, b: Any, status: str) -> dict[str, Any]:
+        fa, fb = _as_float(a), _as_float(b)
+        return {"ruleset": ruleset, "kind": "roster", "item": item, "quantity": quantity, "old": fa, "new": fb,
+                "diff": fb - fa if math.isfinite(fa) and math.isfinite(fb) else math.nan, "diff_se": math.nan,
+                "z": math.nan, "status": status, "trials_old": math.nan, "trials_new": math.nan,
+                "context_old": "" if a is None else str(a), "context_new": "" if b is None else str(b)}
+
+    ua, ub = _read_text(old, "units.csv"), _read_text(new, "units.csv")
+    if ua is not None and ub is not None:
+        key = next((k for k in ("name", "unit") if k in ua and k in ub), None)
+        if key is not None:
+            a_rows = {str(r[key]): r for _, r in ua.iterrows()}
+            b_rows = {str(r[key]): r for _, r in ub.iterrows()}
+            skip = {key, "in_matrix", "group"}
+            for unit in dict.fromkeys([*a_rows, *b_rows]):
+                if unit not in b_rows or unit not in a_rows:
+                    rows.append(row(unit, "unit", unit if unit in a_rows else None, unit if unit in b_rows else None,
+                                    "only in old" if unit not in b_rows else "only in new"))
+                    continue
+                for col in [c for c in a_rows[unit].index if c in b_rows[unit].index and c not in skip]:
+                    va, vb = a_rows[unit][col], b_rows[unit][col]
+                    if not _same(va, vb):
+                        rows.append(row(unit, col, va, vb, "edited"))
+    sa, sb = _json(old / "metadata.json").get("switches"), _json(new / "metadata.json").get("switches")
+    if isinstance(sa, list) and isinstance(sb, list):
+        a_sw = {s.get("option"): s.get("value") for s in sa if isinstance(s, dict)}
+        b_sw = {s.get("option"): s.get("value") for s in sb if isinstance(s, dict)}
+        for opt in dict.fromkeys([*a_sw, *b_sw]):
+            if not _same(a_sw.get(opt), b_sw.get(opt)):
+                rows.append(row("(switch)", str(opt), a_sw.get(opt), b_sw.get(opt), "edited"))
+    return rows
+
+
+def _flips(ruleset: str, old: Path, new: Path) -> list[dict[str, Any]]:
+    """Units whose verdict differs between the runs (overpriced -> fair...): always shown, whatever the noise."""
+    a, b = _read_text(old, "fair_points.csv"), _read_text(new, "fair_points.csv")
+    if a is None or b is None or "verdict" not in a or "verdict" not in b:
+        return []
+    va = dict(zip(a["unit"], a["verdict"]))
+    vb = dict(zip(b["unit"], b["verdict"]))
+    return [{"ruleset": ruleset, "kind": "verdict", "item": u, "quantity": "verdict", "old": math.nan,
+             "new": math.nan, "diff": math.nan, "diff_se": math.nan, "z": math.nan, "status": "flipped",
+             "trials_old": math.nan, "trials_new": math.nan, "context_old": va[u], "context_new": vb[u]}
+            for u in va if u in vb and va[u] != vb[u]]
+
+
+def _as_float(v: Any) -> float:
+    if isinstance(v, bool):
+        return float(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _same(a: Any, b: Any) -> bool:
+    fa, fb = _as_float(a), _as_float(b)
+    if math.isfinite(fa) and math.isfinite(fb):
+        return fa == fb
+    if (a is None or (isinstance(a, float) and math.isnan(a))) and (b is None or (isinstance(b, float)
+                                                                                 and math.isnan(b))):
+        return True
+    return str(a) == str(b)
+
+
+def _compare_run(ruleset: str, old: Path, new: Path, z: float) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = _edits(ruleset, old, new) + _flips(ruleset, old, new)
     for name, required in (("matrix_long.csv", True), ("rankings.csv", False), ("fair_points.csv", False)):
         a, b = _read(old, name, required), _read(new, name, required)
         if a is None or b is None:
@@ -378,6 +475,9 @@ def plot_cells(diff: RunDiff, ax: Any = None, *, quantity: str = "p_attacker", t
     ax = _axes(ax, (5.2, 5.0))
     t = diff.table[(diff.table["kind"] == "cell") & (diff.table["quantity"] == quantity)]
     t = t[np.isfinite(t["old"].astype(float)) & np.isfinite(t["new"].astype(float))]
+    # a cell's colour is its most-changed number's status, so the legend counts what the table's counts do
+    worst = _item_status(diff.table[diff.table["kind"] == "cell"]).set_index(["ruleset", "item"])["status"]
+    t = t.assign(status=[worst.get((r, i), s) for r, i, s in zip(t["ruleset"], t["item"], t["status"])])
     styles = (("identical", "#bdbdbd", "identical (same dice)", "o", None),
               ("within noise", WIN, "moved within the noise", "o", None),
               ("changed", LOSS, f"changed (beyond {diff.z:g} s.e.)", "D", 1.96))

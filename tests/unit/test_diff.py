@@ -143,7 +143,13 @@ def test_cli_prints_and_writes(runs, tmp_path, capsys) -> None:
     assert {"kind", "item", "quantity", "old", "new", "diff", "diff_se", "z", "status"} <= set(table.columns)
     assert (out / "diff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     changed = pd.read_csv(out / "diff_changed.csv")
-    assert (changed["status"] == "changed").all() and len(changed) > 0
+    assert changed["status"].isin(["changed", "edited", "flipped"]).all() and len(changed) > 0
+    # what the designer changed comes first: the roster's edits, then the verdicts that flipped, then numbers
+    kinds = list(dict.fromkeys(changed["kind"]))
+    assert kinds[0] == "roster" and kinds == sorted(kinds, key=["roster", "verdict", "fair price", "cell",
+                                                               "ranking"].index)
+    edits = changed[changed["kind"] == "roster"]
+    assert ((edits["item"] == "AFS") & edits["status"].eq("edited")).any()
     # the folder is replaced whole (issue 11): a stale file goes, no temporary folder stays beside it
     (out / "stale.csv").write_text("from an earlier run")
     assert main(["diff", str(old), str(new), "--out", str(out)]) == 0
@@ -230,3 +236,33 @@ def test_units_named_like_missing_values_keep_their_names(tmp_path, capsys) -> N
     assert {"NA vs NA", "None vs null", "null vs NA"} <= set(cells["item"]) and len(set(cells["item"])) == 9
     changed = set(d.changed()["item"])
     assert "NA vs None" in changed and "None vs null" not in changed  # only the cells of the changed unit moved
+
+
+def test_a_points_edit_and_a_verdict_flip_are_shown_first_whatever_the_noise(tmp_path) -> None:
+    """One a side (mecha), a points edit changes no fight: before, diff said "no change"; now it leads."""
+    def report(name: str, afs_points: int) -> Path:
+        path = tmp_path / f"{name}.toml"
+        lines = ['ruleset = "mecha"', ""]
+        for unit, (defence, physical, letter, points) in UNITS.items():
+            points = afs_points if unit == "AFS" else points
+            lines += ["[[unit]]", f'name = "{unit}"', f"defence = {defence}", f"physical = {physical}",
+                      f'armour = "{letter}"', f"points = {points}", ""]
+        path.write_text("\n".join(lines), encoding="utf-8")
+        out = tmp_path / name
+        assert main(["report", "mecha", "--roster", str(path), "--seed", "5", "--max-trials", "4096", "--out",
+                     str(out), "--quiet", "--rules-defaults"]) == 0
+        return out
+
+    old, new = report("cheap", 20), report("dear", 60)
+    d = diff_runs(old, new)
+    ch = d.changed()
+    assert ch.iloc[0]["kind"] == "roster" and ch.iloc[0]["item"] == "AFS" and ch.iloc[0]["quantity"] == "points"
+    assert (ch.iloc[0]["old"], ch.iloc[0]["new"]) == (20.0, 60.0)
+    cells = d.table[d.table["kind"] == "cell"]
+    assert (cells["status"] == "identical").all()  # no fight changed
+    verdicts = pd.read_csv(old / "fair_points.csv").set_index("unit")["verdict"], \
+        pd.read_csv(new / "fair_points.csv").set_index("unit")["verdict"]
+    flipped = {u for u in verdicts[0].index if verdicts[0][u] != verdicts[1][u]}
+    assert set(ch.loc[ch["kind"] == "verdict", "item"]) == flipped and "AFS" in flipped
+    text = d.text()
+    assert "AFS" in text and "points" in text and "no number changed" not in text
