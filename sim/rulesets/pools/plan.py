@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ...ruleset import Matchup
 from .kernel import ReceivedTables, RoundSetup, SideStats, SingleTable, build_tables, single_engagement_table
@@ -21,8 +22,27 @@ class PoolsPlan:
     setup: RoundSetup
     #: Exact joint table of the first engagement (``None`` for very large pools).
     single: SingleTable | None
-    #: Per receiving side, inverse-CDF tables for fights over several rounds (``None``: too large).
-    tables: tuple[ReceivedTables | None, ReceivedTables | None]
+    #: Per-process lazy tables (built on first use; dropped when pickled)
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def tables(self) -> tuple[ReceivedTables | None, ReceivedTables | None]:
+        """Per receiving side, inverse-CDF tables for fights over several rounds (``None``: too large).
+
+        Built on first use: a one-engagement fight (the balance settings') never needs them, and they
+        cost far more to build than the engagement's own table.
+        """
+        if "tables" not in self.cache:
+            self.cache["tables"] = build_tables(self.sides, self.setup)
+        return self.cache["tables"]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["cache"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
 
 def build_plan(matchup: Matchup) -> PoolsPlan:
@@ -43,4 +63,4 @@ def build_plan(matchup: Matchup) -> PoolsPlan:
         flank_shift=int(o["flank_shift"]), target_dash_shift=int(o["target_dash_shift"]),
         rally=bool(o["rally"]),
     )
-    return PoolsPlan(matchup, sides, setup, single_engagement_table(sides, setup), build_tables(sides, setup))
+    return PoolsPlan(matchup, sides, setup, single_engagement_table(sides, setup))
