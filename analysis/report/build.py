@@ -135,6 +135,10 @@ class Report:
             for row in self.ruleset.unit_rows(unit):
                 rows.append({k: _plain(v) for k, v in row.items()})
         frame = pd.DataFrame(rows)
+        for col in [c for c in frame.columns if c.endswith("abilities")]:
+            # the rules carry abilities as data but no procedure reads them: a designer must not think they count
+            frame[col] = [v if v is None or (isinstance(v, float) and v != v) or str(v) in ("", "[]", "()", "nan")
+                          else f"{v} (not modelled)" for v in frame[col]]
         key = "name" if "name" in frame else "unit" if "unit" in frame else None
         if key:
             excluded = self.matrix.excluded
@@ -235,7 +239,15 @@ class Report:
         b = self.balance
         top = b.rankings.iloc[0]["unit"] if len(b.rankings) else ""
         support = [f"{u} {w:.0%}" for u, w in zip(b.nash["unit"], b.nash["weight"]) if w and w > 0]
-        flagged = list(b.fair_points.loc[b.fair_points["flagged"].astype(bool), "unit"]) if len(b.fair_points) else []
+        fp = b.fair_points
+        flagged = []
+        for _, r in (fp[fp["flagged"].astype(bool)].iterrows() if len(fp) else []):
+            # direction and size: "Brawler 30 → 38 (+27%)", or the verdict alone when there is no number
+            fair, pts = float(r.get("fair_points", float("nan"))), float(r.get("points", float("nan")))
+            if fair == fair and pts == pts and pts > 0:
+                flagged.append(f"{r['unit']} {pts:g} → {fair:,.0f} ({100 * (fair - pts) / pts:+.0f}%)")
+            else:
+                flagged.append(f"{r['unit']} ({r['verdict']})")
         return {"ruleset": self.ruleset.id, "title": self.ruleset.title, "units": len(self.matrix.units),
                 "budget": "one a side" if self.matrix.budget is None else f"{self.matrix.budget:g}",
                 "trials": self.cell_stats()["trials_total"], "strongest": top, "nash_support": ", ".join(support),
