@@ -75,10 +75,13 @@ def units_cmd(ruleset: str, roster: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @budget_option
+@click.option("--method", type=click.Choice(["auto", "exact", "mc"]), default="auto", show_default=True,
+              help="exact: the outcome distribution of the matchup's Markov chain (no noise); mc: TRIALS Monte "
+                   "Carlo fights; auto: exact where the ruleset has a chain and it costs less than the fights.")
 def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, trials: int, seed: int | None,
               rounds: str | None, max_rounds: int, settings: tuple[str, ...], workers: int, scheduler: str | None,
-              as_json: bool, quiet: bool, budget: str | None) -> None:
-    """Simulate TRIALS fights of ATTACKER against DEFENDER."""
+              as_json: bool, quiet: bool, budget: str | None, method: str) -> None:
+    """Fight ATTACKER against DEFENDER: exactly where the fight is a small chain, else TRIALS Monte Carlo fights."""
     rs = sim.get_ruleset(ruleset)
     ros = roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
@@ -87,7 +90,8 @@ def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, tr
         with _executor(scheduler, workers) as executor:
             result = sim.fight(rs, attacker, defender, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                                states=states, overrides=overrides, options=options, workers=workers, roster=ros,
-                               progress=update, from_text=True, budget=budget, executor=executor)
+                               progress=update, from_text=True, budget=budget, executor=executor,
+                               method=method)
     finally:
         close()
     if as_json:
