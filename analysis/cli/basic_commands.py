@@ -125,3 +125,25 @@ def bench_cmd(rulesets: tuple[str, ...], as_json: bool, seconds: float) -> None:
                          "reference/s": f"{e['reference_per_second']:,.0f}", "speedup": f"{e['speedup']:,.0f}x",
                          "d6-equivalents": f"{e['d6_equivalents']:.2f}"})
     click.echo(rows_text(rows, list(rows[0]), numeric=("kernel/s", "reference/s", "speedup", "d6-equivalents")))
+    exact = []
+    for rid, entry in out["rulesets"].items():
+        for e in [entry, *entry.get("extra", [])]:
+            x = e["exact"]
+            row = {"ruleset": rid, "matchup": e["matchup"], "exact": "none", "P(attacker)": "", "fights": "",
+                   "MC kernel": "", "MC run": "", "exact vs run": ""}
+            if x["available"]:
+                ratio = x["run_speedup"]
+                row.update({"exact": _seconds(x["exact_seconds"]), "P(attacker)": f"{x['p_attacker']:.4f}",
+                            "fights": f"{x['mc_trials_1pp']:,}", "MC kernel": _seconds(x["mc_seconds_1pp"]),
+                            "MC run": _seconds(x["mc_run_seconds_1pp"]),
+                            "exact vs run": f"{ratio:,.1f}x faster" if ratio >= 1 else f"{1 / ratio:,.1f}x slower"})
+            exact.append(row)
+    click.echo("")
+    click.echo("exact answers: one exact cell against Monte Carlo at +-1 percentage point (95%): the fights that "
+               "needs at the exact P(attacker), at the kernel's rate and as a whole run")
+    click.echo(rows_text(exact, list(exact[0]), numeric=("exact", "P(attacker)", "fights", "MC kernel", "MC run",
+                                                          "exact vs run")))
+
+
+def _seconds(s: float) -> str:
+    return f"{s * 1e3:,.2f} ms" if s < 1 else f"{s:,.2f} s"

@@ -38,12 +38,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import MatchupError
-from ...exact import ROUND_OVERHEAD, TAIL_CUT, ExactOutcome, from_rows
+from ...exact import ROUND_OVERHEAD, TAIL_CUT, ExactOutcome, from_rows, propagate
 from ...ruleset import END, Rounds
 from .kernel import outcomes_of
 from .plan import GrimdarkPlan, Pool
@@ -152,8 +153,13 @@ def received(plan: GrimdarkPlan, k: int, pools: Sequence[Pool], L: NDArray[np.in
     """
     side = plan.sides[k]
     W = side.wounds
-    front = side.front[L]
     n = len(L)
+    if not pools:  # nothing strikes this side: it stays where it is
+        lo = int(L.min()) if n else 0
+        M = np.zeros((n, (int(L.max()) + 1 - lo) if n else 1))
+        M[np.arange(n), L - lo] = 1.0
+        return lo, M
+    front = side.front[L]
     rows = np.arange(n)
     if all(pool.wound_map is pools[0].wound_map for pool in pools):
         start, U = _spread(np.column_stack([front, counts]), pools)
@@ -177,12 +183,35 @@ def received(plan: GrimdarkPlan, k: int, pools: Sequence[Pool], L: NDArray[np.in
 CHUNK_ENTRIES = 1 << 21
 
 
-def _moves(plan: GrimdarkPlan, k: int, pools: Sequence[Pool], L: NDArray[np.int64],
+class _Memo:
+    """:func:`received` results of one fight, kept while they fit :data:`MEMO_BYTES`: from round 2 on every
+    round repeats the same steps, and once the states holding mass stop growing, the same transitions."""
+
+    def __init__(self, plan: GrimdarkPlan) -> None:
+        self.plan, self.kept, self.bytes = plan, {}, 0
+
+    def received(self, k: int, pools: Sequence[Pool], L: NDArray[np.int64],
+                 counts: NDArray[np.int64]) -> tuple[int, NDArray[np.float64]]:
+        key = (k, tuple(id(p) for p in pools), L.tobytes(), counts.shape, counts.tobytes())
+        if key in self.kept:
+            return self.kept[key]
+        out = received(self.plan, k, pools, L, counts)
+        if self.bytes + out[1].nbytes <= MEMO_BYTES:
+            self.kept[key] = out
+            self.bytes += out[1].nbytes
+        return out
+
+
+#: Bytes of transitions one fight keeps for the rounds after (see :class:`_Memo`).
+MEMO_BYTES = 64 << 20
+
+
+def _moves(memo: _Memo, k: int, pools: Sequence[Pool], L: NDArray[np.int64],
            counts: NDArray[np.int64]) -> tuple[int, NDArray[np.float64]]:
     """:func:`received` for every pair (row of ``counts``, state in ``L``): ``M[c, i, j]`` = P(side ``k`` at
     ``L[i]`` has lost ``lo + j`` when its strikers make ``counts[c]`` attacks)."""
     n_c, n = len(counts), len(L)
-    lo, M = received(plan, k, pools, np.tile(L, n_c), np.repeat(counts, n, axis=0))
+    lo, M = memo.received(k, pools, np.tile(L, n_c), np.repeat(counts, n, axis=0))
     return lo, M.reshape(n_c, n, -1)
 
 
@@ -191,8 +220,9 @@ def _chunks(n: int, per_item: int) -> list[NDArray[np.int64]]:
     return [np.arange(i, min(n, i + size)) for i in range(0, n, size)]
 
 
-def _step(plan: GrimdarkPlan, P: NDArray[np.float64], step: Sequence[Pool]) -> NDArray[np.float64]:
+def _step(memo: _Memo, P: NDArray[np.float64], step: Sequence[Pool]) -> NDArray[np.float64]:
     """The distribution after one strike step (``P[La, Ld]``; wiped-out rows and columns stand still)."""
+    plan = memo.plan
     W = (plan.sides[0].wounds, plan.sides[1].wounds)
     live = P[:W[0], :W[1]]
     support = (np.flatnonzero(live.any(1)), np.flatnonzero(live.any(0)))
@@ -222,7 +252,7 @@ def _step(plan: GrimdarkPlan, P: NDArray[np.float64], step: Sequence[Pool]) -> N
         keys, groups = np.unique(counts[1 - k], axis=0, return_inverse=True)
         groups = groups.ravel()
         for part in _chunks(len(keys), support[k].size * (W[k] + 1)):
-            lo, M = _moves(plan, k, against[k], support[k], keys[part])
+            lo, M = _moves(memo, k, against[k], support[k], keys[part])
             for c, g in enumerate(part):
                 block = Y[groups == g] @ M[c]          # striker states x receiver targets
                 rows = support[1 - k][groups == g]
@@ -241,11 +271,11 @@ def _step(plan: GrimdarkPlan, P: NDArray[np.float64], step: Sequence[Pool]) -> N
     groups = groups.ravel()
     inner = {}
     for part in _chunks(len(keys), support[q].size * (W[q] + 1)):
-        lo, M = _moves(plan, q, against[q], support[q], keys[part])
+        lo, M = _moves(memo, q, against[q], support[q], keys[part])
         inner.update({int(g): (lo, M[c]) for c, g in enumerate(part)})
     for part in _chunks(support[o].size, support[q].size * (W[o] + 1)):
         L = support[o][part]
-        lo_o, Mo = received(plan, o, against[o], np.repeat(L, support[q].size),
+        lo_o, Mo = memo.received(o, against[o], np.repeat(L, support[q].size),
                             np.tile(counts[q], (L.size, 1)))
         Mo = Mo.reshape(L.size, support[q].size, -1) * Y[part][:, :, None]
         for g in np.unique(groups[part]):
@@ -263,14 +293,17 @@ def exact(plan: GrimdarkPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
         raise MatchupError(why)
     Wa, Wd = plan.sides[0].wounds, plan.sides[1].wounds
     limit = max_rounds if rounds == END else int(rounds)
+    if _small(plan):
+        return _exact_small(plan, rounds, limit)
     P = np.zeros((Wa + 1, Wd + 1))
     P[0, 0] = 1.0
     ended_a, ended_d, ended_r, ended_p = [], [], [], []
+    memo = _Memo(plan)
     truncated = 0.0
     for r in range(1, limit + 1):
         for step in plan.steps_first if r == 1 else plan.steps_later:
             before = float(P.sum())
-            P = _step(plan, P, step)
+            P = _step(memo, P, step)
             tiny = (P > 0) & (P < DROP_BELOW)
             if tiny.any():
                 P[tiny] = 0.0
@@ -292,6 +325,79 @@ def exact(plan: GrimdarkPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
     return from_rows(out, prob, n_categories=2, extra_names=EXTRAS, truncated=max(truncated, 0.0))
 
 
+# ------------------------------------------------------- small fights, many rounds
+#: Fights with at most this many (La, Ld) states, whose step matrices hold at most SMALL_ENTRIES entries, are
+#: propagated through sparse step matrices built once: later rounds then cost a few sparse products each.
+SMALL_STATES = 4096
+SMALL_ENTRIES = 1_000_000
+
+
+def _small(plan: GrimdarkPlan) -> bool:
+    states = (plan.sides[0].wounds + 1) * (plan.sides[1].wounds + 1)
+    spread = _spreads(plan)
+    return states <= SMALL_STATES and states * spread[0] * spread[1] <= SMALL_ENTRIES
+
+
+def _step_matrix(plan: GrimdarkPlan, step: Sequence[Pool]) -> Any:
+    """The step as a sparse matrix ``M`` over states ``La * (Wd + 1) + Ld`` (``p_after = M @ p``): from each
+    state both sides' :func:`received` rows, their outer product; wiped-out states stand still."""
+    from scipy import sparse  # here, not at the top: loading the rulesets stays fast
+
+    Wa, Wd = plan.sides[0].wounds, plan.sides[1].wounds
+    S = (Wa + 1) * (Wd + 1)
+    la, ld = np.divmod(np.arange(S), Wd + 1)
+    live = np.flatnonzero((la < Wa) & (ld < Wd))
+    against = ([p for p in step if p.side == 1], [p for p in step if p.side == 0])
+    lo_a, Ma = received(plan, 0, against[0], la[live], attack_counts(plan, against[0], ld[live]))
+    lo_d, Md = received(plan, 1, against[1], ld[live], attack_counts(plan, against[1], la[live]))
+    ia, ja = np.nonzero(Ma)
+    id_, jd = np.nonzero(Md)
+    na, nd = np.bincount(ia, minlength=live.size), np.bincount(id_, minlength=live.size)
+    per = na * nd
+    row = np.repeat(np.arange(live.size), per)
+    j = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)
+    at_a = np.repeat(np.cumsum(na) - na, per) + j // np.repeat(nd, per)
+    at_d = np.repeat(np.cumsum(nd) - nd, per) + j % np.repeat(nd, per)
+    to = (lo_a + ja[at_a]) * (Wd + 1) + lo_d + jd[at_d]
+    values = Ma[ia[at_a], ja[at_a]] * Md[id_[at_d], jd[at_d]]
+    still = np.setdiff1d(np.arange(S), live)
+    return sparse.csr_matrix((np.concatenate([values, np.ones(still.size)]),
+                              (np.concatenate([to, still]), np.concatenate([live[row], still]))), shape=(S, S))
+
+
+def _exact_small(plan: GrimdarkPlan, rounds: Rounds, limit: int) -> ExactOutcome:
+    """:func:`exact` for a small fight: step matrices built once, the distribution propagated through them."""
+    Wa, Wd = plan.sides[0].wounds, plan.sides[1].wounds
+    first = [_step_matrix(plan, step) for step in plan.steps_first]
+    later = [_step_matrix(plan, step) for step in plan.steps_later] if limit > 1 else []
+
+    def one_round(p: NDArray[np.float64], r: int) -> NDArray[np.float64]:
+        for M in first if r == 1 else later:
+            p = M @ p
+        return p
+
+    la, ld = np.divmod(np.arange((Wa + 1) * (Wd + 1)), Wd + 1)
+    start = np.zeros(la.size)
+    start[0] = 1.0
+    run = propagate(one_round, start, (la == Wa) | (ld == Wd), limit)
+    out = outcomes_of(plan, la[run.state], ld[run.state], run.rounds, rounds)
+    return from_rows(out, run.prob, n_categories=2, extra_names=EXTRAS,
+                     truncated=max(1.0 - float(run.prob.sum()), 0.0))
+
+
+def _spreads(plan: GrimdarkPlan) -> list[float]:
+    """Per side, about how many values a step's unsaved wounds on it spread over (17 sigma, the cut tails)."""
+    W = [s.wounds for s in plan.sides]
+    spread = [1.0, 1.0]
+    for steps in (plan.steps_first, plan.steps_later):
+        for step in steps:
+            for k in (0, 1):
+                var = sum(int(p.attacks[0]) * float(p.p.max()) * (1 - float(p.p.max())) for p in step
+                          if p.side == 1 - k)
+                spread[k] = max(spread[k], min(W[k] + 1.0, 17 * math.sqrt(var) + 2))
+    return spread
+
+
 def exact_work(plan: GrimdarkPlan, rounds: Rounds, max_rounds: int) -> int | None:
     """An estimate of :func:`exact`'s work, from how wide each side's received wounds spread in a round.
 
@@ -306,17 +412,15 @@ def exact_work(plan: GrimdarkPlan, rounds: Rounds, max_rounds: int) -> int | Non
         return None
     W = [s.wounds for s in plan.sides]
     limit = max_rounds if rounds == END else int(rounds)
-    spread, strikes = [1.0, 1.0], [[], []]
-    for steps in (plan.steps_first, plan.steps_later):
-        per_side = []
-        for step in steps:
-            sides = tuple(any(p.side == 1 - k for p in step) for k in (0, 1))  # side k receives
-            per_side.append(sides)
-            for k in (0, 1):
-                var = sum(int(p.attacks[0]) * float(p.p.max()) * (1 - float(p.p.max())) for p in step
-                          if p.side == 1 - k)
-                spread[k] = max(spread[k], min(W[k] + 1.0, 17 * math.sqrt(var) + 2))
-        strikes[steps is plan.steps_later] = per_side
+    spread = _spreads(plan)
+    if _small(plan):  # build the step matrices (Python-light), then sparse products
+        states = (W[0] + 1) * (W[1] + 1)
+        n_steps = len(plan.steps_first) + (len(plan.steps_later) if limit > 1 else 0)
+        entries = states * spread[0] * spread[1]
+        return int(60 * ROUND_OVERHEAD + n_steps * (30 * ROUND_OVERHEAD + 60 * entries)
+                   + limit * (ROUND_OVERHEAD + len(plan.steps_later) * 3 * entries))
+    strikes = [[tuple(any(p.side == 1 - k for p in step) for k in (0, 1)) for step in steps]  # side k receives
+               for steps in (plan.steps_first, plan.steps_later)]
     work = 40 * ROUND_OVERHEAD
     for r in range(1, limit + 1):
         states = [min(W[k] + 1.0, 1 + (r - 1) * spread[k]) for k in (0, 1)]
