@@ -13,6 +13,7 @@ from .budget import Budget, check_copies, copies_for, resolve_budget, unit_point
 from .engine import ProgressCallback, run_tally
 from .errors import InputError, MatchupError, Where
 from .exact import METHODS, choose_method, exact_outcome
+from .executor import check_executor
 from .limits import (check_mapping, check_max_rounds, check_side_mappings, check_trials, check_workers,
                      check_working_set)
 from .results import FightResult
@@ -321,6 +322,7 @@ def fight(
     workers = check_workers(workers)
     if not isinstance(method, str) or method not in METHODS:
         raise InputError(f"method: got {_short(method)}, expected one of {', '.join(METHODS)}")
+    check_executor(executor)  # wrong objects fail alike whichever method answers
     stream = check_stream(stream)
     if progress is not None and not callable(progress):
         raise InputError(f"progress: got {type(progress).__name__}, expected a callable progress(done, total) or None")
