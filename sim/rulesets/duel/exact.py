@@ -13,6 +13,9 @@ exact answer: Monte Carlo plays them.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from typing import Any
+
 import numpy as np
 
 from ...errors import MatchupError
@@ -49,21 +52,39 @@ def exact_work(plan: DuelPlan, rounds: Rounds, max_rounds: int) -> int | None:
                                                                           + ROUND_OVERHEAD)
 
 
-def exact(plan: DuelPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
-    """The exact outcome distribution of a matchup with a chain (see :func:`obstacle`)."""
+#: Chains by what their rows depend on, kept for a process's repeated cells (rebuilding is most of the work).
+_CHAINS: OrderedDict[tuple, tuple] = OrderedDict()
+_CHAINS_KEPT = 64
+
+
+def _chain(plan: DuelPlan) -> tuple[Any, dict[str, list]]:
+    """The chain's one-phase transition as a sparse matrix of to-state rows (a phase is one product), and its
+    per-state arrays; the rows are the kernel's (:func:`.chain.chain_rows`, :func:`.groups.group_chain_rows`)."""
     from scipy import sparse  # here, not at the top: loading the rulesets stays fast
 
-    why = obstacle(plan)
-    if why is not None:
-        raise MatchupError(why)
+    key = (plan.sides, plan.instant, plan.p_fail, plan.assignment)
+    if key in _CHAINS:
+        _CHAINS.move_to_end(key)
+        return _CHAINS[key]
     one_each = plan.sides[0].count == 1 and plan.sides[1].count == 1
     rows, per_state = chain_rows(plan) if one_each else group_chain_rows(plan)
     n = len(rows)
     src = np.repeat(np.arange(n), [len(r) for r in rows])
     dst = np.array([t for r in rows for t, _ in r], np.int64)
     prob = np.array([p for r in rows for _, p in r], np.float64)
-    # to-state rows (the transpose), so a phase is one sparse matrix-vector product
-    step_matrix = sparse.csr_matrix((prob, (dst, src)), shape=(n, n))
+    _CHAINS[key] = (sparse.csr_matrix((prob, (dst, src)), shape=(n, n)), per_state)
+    if len(_CHAINS) > _CHAINS_KEPT:
+        _CHAINS.popitem(last=False)
+    return _CHAINS[key]
+
+
+def exact(plan: DuelPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
+    """The exact outcome distribution of a matchup with a chain (see :func:`obstacle`)."""
+    why = obstacle(plan)
+    if why is not None:
+        raise MatchupError(why)
+    step_matrix, per_state = _chain(plan)
+    n = step_matrix.shape[0]
     limit = max_rounds if rounds == END else int(rounds)
     start = np.zeros(n)
     start[0] = 1.0

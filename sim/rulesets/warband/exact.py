@@ -21,6 +21,8 @@ apply to a lone warrior.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -28,6 +30,7 @@ from ...errors import MatchupError
 from ...exact import ROUND_OVERHEAD, ExactOutcome, from_rows, propagate
 from ...ruleset import END, Rounds
 from .batches import MAX_TABLE_ATTACKS
+from .fused import _profile
 from .kernel import final_outcomes
 from .plan import WarbandPlan
 from .strikes import A_FIRST, D_FIRST, TIE, pair_rows, strike_table
@@ -60,9 +63,29 @@ def exact_work(plan: WarbandPlan, rounds: Rounds, max_rounds: int) -> int | None
     return 40 * ROUND_OVERHEAD + tables + 3_000 * 3 * states * 3 + limit * (states * states + ROUND_OVERHEAD)
 
 
+#: Round matrices by the two profiles and the settings that shape them (a matrix of cells, a benchmark and
+#: repeated runs build them once per process; the batch tables are most of an exact answer's time).
+_MATRICES: OrderedDict[tuple, tuple] = OrderedDict()
+_MATRICES_KEPT = 64
+
+
 def round_matrices(plan: WarbandPlan) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Transition matrices over joint codes ``code_a * (Wd + 4) + code_d``: round 1, the attacker's later
     turns (odd rounds), the defender's (even rounds). Rows of finished fights are left empty."""
+    key = (_profile(plan.attacker), _profile(plan.defender), plan.charging, plan.fist_as_user)
+    if key in _MATRICES:
+        _MATRICES.move_to_end(key)
+        return _MATRICES[key]
+    out = _build_matrices(plan)
+    for M in out:
+        M.setflags(write=False)
+    _MATRICES[key] = out
+    if len(_MATRICES) > _MATRICES_KEPT:
+        _MATRICES.popitem(last=False)
+    return out
+
+
+def _build_matrices(plan: WarbandPlan) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     kp = plan.kernel
     sides = kp.sides
     W = (sides[0].w, sides[1].w)
