@@ -121,7 +121,7 @@ def fight_table(
         with standard errors and normal 95% intervals).
     """
     r = sim.fight(ruleset, attacker, defender, trials=trials, seed=seed, rounds=rounds, states=states,
-                  overrides=overrides, options=options, roster=roster)
+                  overrides=overrides, options=options, roster=roster, method="mc")  # its rows read counts
     rows = []
     labels = {"attacker": f"{r.attacker} (attacker) wins", "defender": f"{r.defender} (defender) wins",
               "draw": "draw"}

@@ -17,6 +17,10 @@ FightResult      probabilities with intervals, damage with errors, provenance
 Roster           validated units of one ruleset
 MeleelabError    bad input (one line for a person)
 
+Exact answers: ``sim.fight(..., method="auto")`` answers exactly where the fight is a small Markov
+chain and that is cheaper than the fights asked for; ``sim.exact`` holds the distributions
+(``ExactOutcome``), ``exact_outcome`` and ``choose_method``.
+
 Modules for ruleset authors: ``sim.ruleset`` (the protocol a ruleset implements),
 ``sim.testing`` (the conformance kit) and ``sim.plugins`` (rulesets from other
 packages via the ``meleelab.rulesets`` entry-point group); see ``docs/extending.md``.

@@ -12,6 +12,8 @@ import numpy as np
 from .budget import Budget, check_copies, copies_for, resolve_budget, unit_points
 from .engine import ProgressCallback, run_tally
 from .errors import InputError, MatchupError, Where
+from .exact import METHODS, choose_method, exact_outcome
+from .executor import check_executor
 from .limits import (check_mapping, check_max_rounds, check_side_mappings, check_trials, check_workers,
                      check_working_set)
 from .results import FightResult
@@ -49,7 +51,7 @@ def unit(ruleset: str | Ruleset, *, options: Mapping[str, Any] | None = None, **
     --------
     >>> import sim
     >>> afs = sim.unit("mecha", name="AFS", defence=2, physical=0, armour="B")
-    >>> sim.fight("mecha", afs, "Nutrocker", trials=1000, seed=1).trials
+    >>> sim.fight("mecha", afs, "Nutrocker", trials=1000, seed=1, method="mc").trials
     1000
     """
     rs = get_ruleset(ruleset)
@@ -247,8 +249,9 @@ def fight(
     budget: Budget = None,
     copies: Mapping[str, int] | None = None,
     executor: Any = None,
+    method: str = "auto",
 ) -> FightResult:
-    """Simulate ``trials`` fights between two units.
+    """Simulate ``trials`` fights between two units, or answer exactly where the fight is a small chain.
 
     Parameters
     ----------
@@ -283,25 +286,43 @@ def fight(
     executor : object, optional
         Run the blocks on a ``dask.distributed.Client`` (or anything with its
         ``submit`` shape) instead of local processes; results are identical.
+    method : {"auto", "exact", "mc"}
+        ``"mc"``: Monte Carlo, ``trials`` fights. ``"exact"``: the exact outcome
+        distribution from the matchup's Markov chain (no sampling, zero-width
+        intervals); where the ruleset has none, a one-line MatchupError naming the
+        matchup and why. ``"auto"`` (default): exact where the ruleset has a chain
+        for the matchup and its estimated work is at most that of the ``trials``
+        Monte Carlo fights it replaces, else Monte Carlo
+        (:func:`sim.exact.choose_method`: ``exact_work <= MC_WORK_PER_RUN +
+        MC_WORK_PER_FIGHT * trials``, in units of about a nanosecond). Every mecha
+        fight, grimdark with every model engaged, one pools round and duel or
+        warband one against one are usually exact.
 
     Returns
     -------
     FightResult
-        ``settings["copies"]``, ``settings["budget"]`` and ``settings["fielded"]``
-        (points on the table per side) describe an equal-points fight.
+        ``result.method`` says which answered. ``settings["copies"]``,
+        ``settings["budget"]`` and ``settings["fielded"]`` (points on the table
+        per side) describe an equal-points fight.
 
     Examples
     --------
     >>> import sim
-    >>> r = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=1)
+    >>> r = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=1, method="mc")
     >>> round(r.win["defender"], 2)
-    0.31
+    0.3
+    >>> e = sim.fight("mecha", "AFS", "Nutrocker")        # a 9-state chain: exact
+    >>> e.method, round(e.win["defender"] * 36, 9), e.ci95["defender"][1] - e.ci95["defender"][0]
+    ('exact', 11.0, 0.0)
     """
     rs = get_ruleset(ruleset)
     rounds = rs.default_rounds if rounds is None else parse_rounds(rounds, Where())
     max_rounds = check_max_rounds(max_rounds)
     trials = check_trials(trials)
     workers = check_workers(workers)
+    if not isinstance(method, str) or method not in METHODS:
+        raise InputError(f"method: got {_short(method)}, expected one of {', '.join(METHODS)}")
+    check_executor(executor)  # wrong objects fail alike whichever method answers
     stream = check_stream(stream)
     if progress is not None and not callable(progress):
         raise InputError(f"progress: got {type(progress).__name__}, expected a callable progress(done, total) or None")
@@ -310,8 +331,15 @@ def fight(
         rs, attacker, defender, states=states, overrides=overrides, options=options, roster=roster, from_text=from_text,
         budget=budget, copies=copies,
     )
-    tally = run_tally(rs, plan, int(trials), root, rounds=rounds, max_rounds=int(max_rounds),
-                      stream=tuple(stream), workers=workers, progress=progress, executor=executor)
+    chosen = choose_method(rs, plan, rounds, int(max_rounds), trials=int(trials), method=method)
+    tally, exact = None, None
+    if chosen == "exact":
+        exact = exact_outcome(rs, plan, rounds, int(max_rounds))
+        if progress is not None:
+            progress(int(trials), int(trials))
+    else:
+        tally = run_tally(rs, plan, int(trials), root, rounds=rounds, max_rounds=int(max_rounds),
+                          stream=tuple(stream), workers=workers, progress=progress, executor=executor)
     settings = {
         "rounds": rounds,
         "max_rounds": int(max_rounds),
@@ -326,7 +354,8 @@ def fight(
     }
     seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
     return FightResult(rs, matchup.attacker.name, matchup.defender.name, tally, settings,
-                       provenance(root, stream=list(stream), ruleset=rs.id, spec=rs.spec), seed_out)
+                       provenance(root, stream=list(stream), ruleset=rs.id, spec=rs.spec, method=chosen), seed_out,
+                       exact)
 
 
 def check_stream(stream: Any) -> tuple[int, ...]:

@@ -57,6 +57,11 @@ _METHODS: dict[str, tuple[tuple[Any, ...], str]] = {
     "simulate": (("plan", 1, "rng", 1, 50), "plan, n, rng, rounds, max_rounds"),
     "resolve_one": (("plan", "dice", 1, 50), "plan, dice, rounds, max_rounds"),
 }
+#: Optional methods (exact answers): checked only where a ruleset overrides them.
+_OPTIONAL_METHODS: dict[str, tuple[tuple[Any, ...], str]] = {
+    "exact_work": (("plan", 1, 50), "plan, rounds, max_rounds"),
+    "exact": (("plan", 1, 50), "plan, rounds, max_rounds"),
+}
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,8 @@ def check_protocol(ruleset: Any) -> list[str]:
     Checks the metadata (id, title, damage unit, default rounds), the outcome
     categories, the unit schema, states, options and extras, and that
     ``prepare``, ``simulate`` and ``resolve_one`` are implemented with the
-    protocol's signatures. Cheap: nothing is simulated (that is the
+    protocol's signatures (and the optional ``exact_work`` and ``exact``, where
+    overridden). Cheap: nothing is simulated (that is the
     conformance kit's job, :func:`sim.testing.check_ruleset`).
 
     Parameters
@@ -223,10 +229,11 @@ def _check_schema(rs: Ruleset) -> list[str]:
 
 def _check_methods(rs: Ruleset) -> list[str]:
     out = []
-    for name, (args, params) in _METHODS.items():
+    for name, (args, params) in (_METHODS | _OPTIONAL_METHODS).items():
         impl = getattr(type(rs), name, None)
         if impl is None or impl is getattr(Ruleset, name):
-            out.append(f"{name}() is not implemented")
+            if name in _METHODS:
+                out.append(f"{name}() is not implemented")
             continue
         try:
             inspect.signature(getattr(rs, name)).bind(*args)

@@ -15,6 +15,11 @@ provides three pieces of behaviour:
     ``dice.d6()`` (or ``dice.d(sides)`` for other dice). Returns a
     :class:`~sim.outcomes.TrialOutcome`.
 
+Optionally, exact answers (see :mod:`sim.exact`): ``exact_work(plan, rounds,
+max_rounds)`` estimates the work of the matchup's exact chain (``None``: none),
+and ``exact(plan, rounds, max_rounds)`` returns its :class:`ExactOutcome`. A
+ruleset without them is answered by Monte Carlo.
+
 This module is the public, stable API for writing a ruleset, in meleelab or in
 a package of its own (a plugin, see :mod:`sim.plugins` and ``docs/extending.md``):
 everything a ruleset needs is importable from here, and a plugin imports
@@ -33,6 +38,7 @@ Outcomes       what the kernel returns for a block of fights (arrays)
 TrialOutcome   what the reference returns for one fight
 DRAW, ATTACKER, DEFENDER   winner codes
 DiceStream     what ``resolve_one`` reads dice from: ``d6()`` and ``d(sides)``
+ExactOutcome   what the optional ``exact`` returns: the outcome distribution (``sim.exact``)
 Rounds, END    a round count or ``"end"`` (fight until one side is out)
 SIDES          ``("attacker", "defender")``
 parse_rounds   validate a rounds value
@@ -50,12 +56,13 @@ import numpy as np
 
 from .dice import DiceStream
 from .errors import InputError, MatchupError, Where
+from .exact import ExactOutcome
 from .outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
 from .schema import REQUIRED, Field, StateField, parse_fields
 
 __all__ = [
     "Ruleset", "BalanceSettings", "Matchup", "Field", "StateField", "REQUIRED", "Extra", "Outcomes", "TrialOutcome",
-    "DRAW", "ATTACKER", "DEFENDER", "DiceStream", "Rounds", "END", "SIDES", "parse_rounds",
+    "DRAW", "ATTACKER", "DEFENDER", "DiceStream", "ExactOutcome", "Rounds", "END", "SIDES", "parse_rounds",
     "InputError", "MatchupError", "Where",
 ]
 
@@ -317,6 +324,28 @@ class Ruleset:
     def resolve_one(self, plan: Any, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
         """Scalar reference: one fight, as the spec reads."""
         raise NotImplementedError
+
+    # ------------------------------------------------------- exact answers
+    def exact_work(self, plan: Any, rounds: Rounds, max_rounds: int) -> int | None:
+        """Estimated work of the exact chain of this matchup, or ``None`` if it has none.
+
+        Work units are about a nanosecond of one core (see :mod:`sim.exact`), so
+        :func:`sim.exact.choose_method` can weigh them against a Monte Carlo run.
+        Must be cheap (no propagation) and deterministic. The base has no exact
+        chain: ``None``, and every fight is Monte Carlo.
+        """
+        return None
+
+    def exact(self, plan: Any, rounds: Rounds, max_rounds: int) -> ExactOutcome:
+        """The exact outcome distribution of this matchup (:class:`ExactOutcome`).
+
+        Called where :meth:`exact_work` is not None. Where it is None, raise a
+        one-line :class:`MatchupError` naming the matchup and saying why (e.g.
+        ``"warband 3 v 3: groups have no exact chain"``); this base says the
+        ruleset has none.
+        """
+        raise MatchupError(f"{self.id}: the ruleset has no exact chain (it does not implement exact); "
+                           "use Monte Carlo (method=\"mc\")")
 
     def bench_matchup(self) -> tuple[str, str, dict[str, dict[str, Any]], Rounds]:
         """The standard benchmark matchup: names in the default roster, states, rounds."""

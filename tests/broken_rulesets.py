@@ -122,6 +122,28 @@ class BadCodesKernel(Mecha):
         return out
 
 
+class WrongExact(Mecha):
+    """The exact answer reads the chain with one pip more for the attacker; kernel and reference do not."""
+
+    id = "mecha-wrong-exact"
+
+    def exact(self, plan, rounds, max_rounds):
+        m = plan.matchup
+        bumped = dataclasses.replace(m, attacker=dataclasses.replace(m.attacker, defence=m.attacker.defence + 1))
+        plan = dataclasses.replace(plan, transition=_transition_table(bumped, plan.chart, plan.second_m_destroys))
+        return super().exact(plan, rounds, max_rounds)
+
+
+class LeakyExact(Mecha):
+    """The exact answer loses a percent of the probability (it does not sum to 1)."""
+
+    id = "mecha-leaky-exact"
+
+    def exact(self, plan, rounds, max_rounds):
+        out = super().exact(plan, rounds, max_rounds)
+        return dataclasses.replace(out, win=out.win * 0.99)
+
+
 class NoReference(Mecha):
     """Forgot the scalar reference."""
 
@@ -138,3 +160,5 @@ LENIENT_STATES = LenientStates()
 TRACEBACK_OVERRIDES = TracebackOverrides()
 BAD_CODES = BadCodesKernel()
 NO_REFERENCE = NoReference()
+WRONG_EXACT = WrongExact()
+LEAKY_EXACT = LeakyExact()

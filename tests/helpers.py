@@ -93,3 +93,31 @@ def assert_same_distribution(counts_a: Sequence[int] | np.ndarray, counts_b: Seq
 
 def outcome_probabilities(tally_counts: Mapping[str, int], n: int) -> dict[str, float]:
     return {k: v / n for k, v in tally_counts.items()}
+
+
+def assert_fits_exact(out, ex, what: str = "") -> None:
+    """Kernel outcomes (``sim.outcomes.Outcomes``, weighted or not) against an exact outcome distribution
+    (``sim.exact.ExactOutcome``): chi-square goodness of fit of the winner, both sides' categories, damage,
+    rounds and every extra, and z-tests of the mean damage and rounds (6 standard errors)."""
+    w = None if out.weights is None else np.asarray(out.weights, float)
+    n = int(out.n_trials)
+
+    def hist(values):
+        return np.rint(np.bincount(np.asarray(values, np.int64), weights=w)).astype(np.int64)
+
+    quantities = [("winner", out.winner, ex.win), ("attacker category", out.category_attacker, ex.categories[0]),
+                  ("defender category", out.category_defender, ex.categories[1]),
+                  ("damage to attacker", out.damage_to_attacker, ex.damage_to_attacker),
+                  ("damage to defender", out.damage_to_defender, ex.damage_to_defender),
+                  ("rounds", out.rounds, ex.rounds)]
+    quantities += [(f"extra {k}", out.extras[k], ex.extras[k]) for k in ex.extras]
+    for name, values, probs in quantities:
+        p = np.asarray(probs, float)
+        assert_distribution(hist(values), p / p.sum(), what=f"{what}: {name}")
+        if name.startswith(("damage", "rounds")):
+            k = np.arange(len(p))
+            mean = float(k @ p / p.sum())
+            sd = math.sqrt(max(float((k - mean) ** 2 @ p / p.sum()), 0.0))
+            if sd * math.sqrt(n) > 1e-9:
+                assert_mean(float(np.average(np.asarray(values, float), weights=w)), mean, sd, n,
+                            what=f"{what}: mean {name}")

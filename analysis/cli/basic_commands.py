@@ -75,10 +75,14 @@ def units_cmd(ruleset: str, roster: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @budget_option(default_text="one unit a side, whatever the roster's budget")
+@click.option("--method", type=click.Choice(["auto", "exact", "mc"]), default="auto", show_default=True,
+              help="exact: the outcome distribution of the matchup's Markov chain (no noise); mc: TRIALS Monte "
+                   "Carlo fights; auto: exact where the ruleset has a chain and it costs less than the fights.")
 def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, trials: int, seed: int | None,
               rounds: str | None, max_rounds: int, settings: tuple[str, ...], workers: int, scheduler: str | None,
-              as_json: bool, quiet: bool, budget: str | None) -> None:
-    """Simulate TRIALS fights of ATTACKER against DEFENDER, one unit a side, under the rules' own defaults.
+              as_json: bool, quiet: bool, budget: str | None, method: str) -> None:
+    """Fight ATTACKER against DEFENDER, one unit a side, under the rules' own defaults: exactly where the fight is
+    a small chain, else TRIALS Monte Carlo fights.
 
     --budget POINTS fields copies at equal points; the balance commands (matrix,
     balance, report) fight under the ruleset's balance settings instead.
@@ -92,7 +96,7 @@ def fight_cmd(ruleset: str, attacker: str, defender: str, roster: str | None, tr
             result = sim.fight(rs, attacker, defender, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                                states=states, overrides=overrides, options=options, workers=workers, roster=ros,
                                progress=update, from_text=True, budget="none" if budget is None else budget,
-                               executor=executor)
+                               executor=executor, method=method)
     finally:
         close()
     if as_json:
@@ -126,3 +130,25 @@ def bench_cmd(rulesets: tuple[str, ...], as_json: bool, seconds: float) -> None:
                          "reference/s": f"{e['reference_per_second']:,.0f}", "speedup": f"{e['speedup']:,.0f}x",
                          "d6-equivalents": f"{e['d6_equivalents']:.2f}"})
     click.echo(rows_text(rows, list(rows[0]), numeric=("kernel/s", "reference/s", "speedup", "d6-equivalents")))
+    exact = []
+    for rid, entry in out["rulesets"].items():
+        for e in [entry, *entry.get("extra", [])]:
+            x = e["exact"]
+            row = {"ruleset": rid, "matchup": e["matchup"], "exact": "none", "P(attacker)": "", "fights": "",
+                   "MC kernel": "", "MC run": "", "exact vs run": ""}
+            if x["available"]:
+                ratio = x["run_speedup"]
+                row.update({"exact": _seconds(x["exact_seconds"]), "P(attacker)": f"{x['p_attacker']:.4f}",
+                            "fights": f"{x['mc_trials_1pp']:,}", "MC kernel": _seconds(x["mc_seconds_1pp"]),
+                            "MC run": _seconds(x["mc_run_seconds_1pp"]),
+                            "exact vs run": f"{ratio:,.1f}x faster" if ratio >= 1 else f"{1 / ratio:,.1f}x slower"})
+            exact.append(row)
+    click.echo("")
+    click.echo("exact answers: one exact cell against Monte Carlo at +-1 percentage point (95%): the fights that "
+               "needs at the exact P(attacker), at the kernel's rate and as a whole run")
+    click.echo(rows_text(exact, list(exact[0]), numeric=("exact", "P(attacker)", "fights", "MC kernel", "MC run",
+                                                          "exact vs run")))
+
+
+def _seconds(s: float) -> str:
+    return f"{s * 1e3:,.2f} ms" if s < 1 else f"{s:,.2f} s"

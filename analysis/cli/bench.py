@@ -3,6 +3,12 @@
 All rates come from the same run on the same machine, so their ratios are what
 matter: ``speedup`` = kernel / reference, ``d6_equivalents`` = time per kernel
 resolution / time per bare ``rng.integers(1, 7, dtype=int8)`` draw.
+
+Where the ruleset has an exact chain for the matchup, ``exact`` times one exact
+answer (:func:`sim.exact.exact_outcome`) against the Monte Carlo run it replaces
+at a 95% half-width of 1 percentage point: the fights that needs at the exact
+P(attacker wins) (:func:`sim.exact.trials_for_half_width`) divided by the
+measured kernel rate.
 """
 
 from __future__ import annotations
@@ -89,6 +95,44 @@ def bench_matchup(rs: Ruleset, matchup: tuple, *, seconds: float, repeats: int, 
 
     k = _best_rate(kernel, seconds, repeats)
     r = _best_rate(reference, seconds / 2, repeats)
+    return {**_rates(att, dfn, states, rounds, label, k, r, d6_per_second),
+            "exact": bench_exact(rs, plan, rounds, k, seconds=seconds, repeats=repeats)}
+
+
+def bench_exact(rs: Ruleset, plan: Any, rounds: Any, kernel_per_second: float, *, seconds: float,
+                repeats: int) -> dict[str, Any]:
+    """Seconds per exact answer of a prepared matchup against Monte Carlo at +-1 percentage point.
+
+    Returns ``{"available": False, "why": ...}`` where the ruleset has no exact chain
+    for it, else ``exact_seconds``, ``p_attacker`` (exact), ``mc_trials_1pp``,
+    ``mc_seconds_1pp`` (those fights at the kernel's rate), ``speedup`` (that over the
+    exact seconds), and ``mc_run_seconds_1pp`` (a whole Monte Carlo run of those fights,
+    measured: engine and tally included) with ``run_speedup``.
+    """
+    from sim.exact import exact_outcome, trials_for_half_width
+
+    if rs.exact_work(plan, rounds, 50) is None:
+        try:
+            rs.exact(plan, rounds, 50)
+            why = "no exact chain"
+        except sim.MeleelabError as e:
+            why = str(e)
+        return {"available": False, "why": why}
+    result = exact_outcome(rs, plan, rounds, 50)  # once before timing: lazy imports and caches are not the cell's
+    per_second = _best_rate(lambda: (exact_outcome(rs, plan, rounds, 50), 1)[1], seconds / 2, repeats)
+    p = result.win_probability("attacker")
+    trials = trials_for_half_width(0.01, min(max(p, 1e-12), 1 - 1e-12))
+    mc = trials / kernel_per_second
+    root = root_sequence(54321)
+    runs = _best_rate(lambda: (run_tally(rs, plan, trials, root, rounds=rounds, max_rounds=50), 1)[1], seconds / 2,
+                      repeats)
+    return {"available": True, "exact_seconds": 1 / per_second, "p_attacker": p, "mc_trials_1pp": trials,
+            "mc_seconds_1pp": mc, "speedup": mc * per_second, "mc_run_seconds_1pp": 1 / runs,
+            "run_speedup": per_second / runs, "work": rs.exact_work(plan, rounds, 50)}
+
+
+def _rates(att: Any, dfn: Any, states: Any, rounds: Any, label: str | None, k: float, r: float,
+           d6_per_second: float) -> dict[str, Any]:
     return {
         "matchup": label or (f"{getattr(att, 'name', att)} vs {getattr(dfn, 'name', dfn)}"
                              + (f" ({states})" if states else "") + f", rounds={rounds}"),
@@ -106,7 +150,8 @@ def bench(rulesets: list[str] | None = None, *, seconds: float = 0.5, repeats: i
     -------
     dict
         ``{"d6_per_second": x, "rulesets": {id: {"matchup", "kernel_per_second",
-        "reference_per_second", "speedup", "d6_equivalents"}}}``
+        "reference_per_second", "speedup", "d6_equivalents", "exact"}}}``; ``exact``
+        is :func:`bench_exact`'s (``available``, and the times where it is).
     """
     ids = rulesets or [r.id for r in sim.rulesets()]
     chosen = [sim.get_ruleset(i) for i in ids]

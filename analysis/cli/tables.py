@@ -37,7 +37,10 @@ def fight_text(result: Any) -> str:
     att, dfn = result.attacker, result.defender
     mirror = att == dfn
     names = {"attacker": f"{att} (attacker)" if mirror else att, "defender": f"{dfn} (defender)" if mirror else dfn}
+    exact = getattr(result, "method", "mc") == "exact"
     head = [f"{result.ruleset.id}: {att} (attacker) vs {dfn} (defender)",
+            f"exact: the outcome distribution of the matchup's Markov chain (no sampling), rounds={result.rounds}"
+            if exact else
             f"{result.trials:,} trials, rounds={result.rounds}, seed entropy {result.provenance['seed_entropy']}"]
     settings = result.settings
     copies = settings.get("copies") or {}
@@ -53,22 +56,28 @@ def fight_text(result: Any) -> str:
                     + f"{side('attacker', att)} vs {side('defender', dfn)}")
 
     ci = result.ci95
-    rows = [[f"{names[k]} wins" if k != "draw" else "draw", prob(result.win[k], d), interval(*ci[k], prob, d)]
-            for k in ("attacker", "defender", "draw")]
-    if result.tally.capped:
+    rows = [[f"{names[k]} wins" if k != "draw" else "draw", prob(result.win[k], d),
+             "exact" if exact else interval(*ci[k], prob, d)] for k in ("attacker", "defender", "draw")]
+    if exact and result.capped_share > 0:
+        rows.append(["of which capped (stopped at --max-rounds)", prob(result.capped_share, d), "exact"])
+    elif not exact and result.tally.capped:
         rows.append(["of which capped (stopped at --max-rounds)", prob(result.capped_share, d),
                      interval(*wilson_interval(int(result.tally.capped), result.trials), prob, d)])
     outcome = table_text(_text("result") + _nums("probability", "95% interval"), rows)
 
     means = []
+
+    def se_text(se: float) -> str:
+        return "exact" if exact else number(se, d)
+
     for side_ in ("attacker", "defender"):
         mean, se = result.damage(side_)
-        means.append([f"damage to {names[side_]}", number(mean, d), number(se, d)])
+        means.append([f"damage to {names[side_]}", number(mean, d), se_text(se)])
     mr, mr_se = result.mean_rounds
-    means.append(["rounds fought", number(mr, d), number(mr_se, d)])
+    means.append(["rounds fought", number(mr, d), se_text(mr_se)])
     for e in result.ruleset.extras:
         x = result.extra(e.name)
-        means.append([e.name, number(x["mean"], d), number(x["se"], d)])
+        means.append([e.name, number(x["mean"], d), se_text(x["se"])])
     averages = table_text(_text("mean of") + _nums("mean", "s.e."), means)
 
     cats = list(result.ruleset.outcome_categories)

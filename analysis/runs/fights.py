@@ -24,7 +24,8 @@ def to_the_end(rs: Any, ros: Any, matrix: Any, attacker: str, max_rounds: int, t
             out.append(sim.fight(rs, attacker, d, trials=trials, seed=root, rounds="end", max_rounds=max_rounds,
                                  states=states, overrides=overrides, options=options, roster=ros, from_text=from_text,
                                  stream=(stable_key("to the end"), stable_key(attacker), stable_key(d)),
-                                 budget=matrix.budget if matrix.budget is not None else "none"))
+                                 budget=matrix.budget if matrix.budget is not None else "none",
+                                 method="mc"))  # the report reads fight counts; exact cells come with its own integration
         except sim.MeleelabError:  # a pair that cannot fight to the end is left out of the curves
             continue
     return out

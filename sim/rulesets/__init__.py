@@ -3,7 +3,7 @@ then the plugins of the ``meleelab.rulesets`` entry-point group (:mod:`sim.plugi
 
 Each built-in ruleset is a package of its own, the same shape for each:
 ``<id>/__init__.py`` (the ``Ruleset`` subclass and ``RULESET``), ``units.py``,
-``plan.py``, ``kernel.py`` and ``reference.py``, and helpers named for what they
+``plan.py``, ``kernel.py``, ``reference.py`` and ``exact.py``, and helpers named for what they
 are. Rulesets share code only through :mod:`sim.kernels` and the protocol
 (:mod:`sim.ruleset`), never another ruleset's package.
 

@@ -11,8 +11,9 @@ A ruleset's own pytest calls::
 and gets the checks our own rulesets pass: the kernel against the scalar
 reference in distribution on every pair of the roster (chi-square on the
 winner, outcome categories, damage, rounds and extras; tolerance from the
-sample sizes), identical results for any worker count, block order and blocks
-per task, a reference that reads dice only through ``dice.d6()`` /
+sample sizes), the kernel against the ruleset's exact answers where it has
+them, identical results for any worker count, block order and blocks per
+task, a reference that reads dice only through ``dice.d6()`` /
 ``dice.d(sides)``, every declared state and option accepted and round-tripped
 through ``--set`` text, and bad values refused with one line. See
 :func:`check_ruleset` for the details and ``docs/extending.md`` for a walk-through.

@@ -22,6 +22,7 @@ from ..ruleset import END, Rounds, Ruleset, parse_rounds
 from ..rulesets import get_ruleset
 from ..tally import Tally
 from ._dice import DiceAccessError, GuardedDice, ReplayDice
+from ._exact import check_exact
 from ._report import ConformanceReport
 from ._settings import check_bad_values, check_setting, check_units, declared_settings
 from ._stats import detectable_shift, histogram, homogeneity, mean_difference
@@ -48,6 +49,7 @@ def check_ruleset(
     replay: int = 25,
     settings: bool = True,
     raise_on_failure: bool = True,
+    exact_work: int = 50_000_000,
 ) -> ConformanceReport:
     """Check that a ruleset keeps the protocol's promises, on every pair of a roster.
 
@@ -64,6 +66,11 @@ def check_ruleset(
       over all pairs (sums of chi-square), which catches a small bias that
       shows on every pair. Tolerances come from the sample sizes;
       ``report.settings["detectable_shift"]`` says what one pair can see;
+    * **kernel vs exact**: where the ruleset has an exact chain for a pair and
+      rounds setting (``exact_work`` not None), its :class:`~sim.exact.ExactOutcome`
+      sums to 1 (check ``exact``) and the kernel's fights fit it: chi-square
+      goodness of fit on the same quantities and z-tests on the means, a family
+      of its own at level ``alpha`` (per pair and pooled over every pair);
     * **outcomes**: kernel arrays and reference results well formed (codes in
       range, damage non-negative, rounds within the limit, capped fights drawn);
     * **dice**: the reference reads dice only through ``dice.d6()`` and
@@ -114,6 +121,9 @@ def check_ruleset(
     raise_on_failure : bool
         Raise :class:`ConformanceError` (an ``AssertionError``) listing every
         failure; otherwise return the report either way.
+    exact_work : int
+        Exact answers whose estimated work (``exact_work``, about a nanosecond a
+        unit) is above this are not checked, so the kit stays quick.
 
     Returns
     -------
@@ -137,7 +147,8 @@ def check_ruleset(
         ros = _roster(rs, roster, report)
         if ros is not None:
             _run(rs, ros, report, trials=trials, reference_trials=reference_trials, pairs=pairs, rounds=rounds,
-                 max_rounds=max_rounds, seed=seed, alpha=alpha, workers=workers, replay=replay, settings=settings)
+                 max_rounds=max_rounds, seed=seed, alpha=alpha, workers=workers, replay=replay, settings=settings,
+                 exact_work=exact_work)
     report.seconds = time.perf_counter() - start
     return report.raise_for_failures() if raise_on_failure else report
 
@@ -190,17 +201,21 @@ def _rounds_text(v: Variant) -> str:
 class _Family:
     """The statistical tests of one run, decided together at a family-wise level."""
 
+    name: str = "kernel vs reference"
     tests: list[tuple[str, str, float, str]] = field(default_factory=list)  # subject, quantity, p, evidence
     pooled: dict[str, list[float]] = field(default_factory=dict)  # quantity -> [chi2, dof]
 
-    def add_histograms(self, subject: str, quantity: str, kernel: np.ndarray, reference: np.ndarray) -> None:
-        chi2, dof = homogeneity(kernel, reference)
+    def add_chi2(self, subject: str, quantity: str, chi2: float, dof: int, note: str = "") -> None:
+        """A chi-square test (kept for the pooled test over every pair too)."""
         if dof > 0:
             p = float(stats.chi2.sf(chi2, dof))
-            self.tests.append((subject, quantity, p, f"chi2 {chi2:.1f} on {dof} df"))
+            self.tests.append((subject, quantity, p, f"chi2 {chi2:.1f} on {dof} df{note}"))
             acc = self.pooled.setdefault(quantity, [0.0, 0])
             acc[0] += chi2
             acc[1] += dof
+
+    def add_histograms(self, subject: str, quantity: str, kernel: np.ndarray, reference: np.ndarray) -> None:
+        self.add_chi2(subject, quantity, *homogeneity(kernel, reference))
         if quantity in _MEAN_TESTED:
             p = mean_difference(kernel, reference)
             evidence = f"kernel {_mean(kernel):.4g}, reference {_mean(reference):.4g}"
@@ -214,11 +229,11 @@ class _Family:
         for subject, tests in by_subject.items():
             bad = [f"{q} p={p:.2g} ({ev})" for q, p, ev in tests if p < each]
             worst = min(p for _, p, _ in tests)
-            report.add("kernel vs reference", subject, not bad, "; ".join(bad) if bad else f"smallest p {worst:.2g}")
+            report.add(self.name, subject, not bad, "; ".join(bad) if bad else f"smallest p {worst:.2g}")
         pooled_each = alpha / 2 / max(len(self.pooled), 1)
         for q, (chi2, dof) in self.pooled.items():
             p = float(stats.chi2.sf(chi2, dof))
-            report.add("kernel vs reference (pooled)", q, p >= pooled_each,
+            report.add(f"{self.name} (pooled)", q, p >= pooled_each,
                        f"chi2 {chi2:.1f} on {dof} df over every pair, p={p:.2g}")
         return each
 
@@ -228,7 +243,8 @@ def _mean(h: np.ndarray) -> float:
 
 
 def _run(rs: Ruleset, ros: Roster, report: ConformanceReport, *, trials: int, reference_trials: int, pairs: Any,
-         rounds: Any, max_rounds: int, seed: int, alpha: float, workers: int, replay: int, settings: bool) -> None:
+         rounds: Any, max_rounds: int, seed: int, alpha: float, workers: int, replay: int, settings: bool,
+         exact_work: int) -> None:
     variants = _variants(rs, rounds, max_rounds)
     root = np.random.SeedSequence(seed)
     family = _Family()
@@ -242,17 +258,19 @@ def _run(rs: Ruleset, ros: Roster, report: ConformanceReport, *, trials: int, re
             report.add("prepare", f"{a} v {d}", False, f"{type(e).__name__}: {' '.join(str(e).split())}")
     report.pairs = list(plans)
     report.settings = {"trials": trials, "reference_trials": reference_trials, "alpha": alpha, "seed": seed,
-                       "rounds": [_rounds_text(v) for v in variants], "replay": replay, "workers": workers}
+                       "rounds": [_rounds_text(v) for v in variants], "replay": replay, "workers": workers,
+                       "exact_work": exact_work}
     if not plans:
         reasons = "; ".join(report.refused.values())[:300]
         report.add("pairs", ros.source, False, f"prepare refused every pair: {reasons}")
         return
     stream = iter(range(10**9))
+    exact_family = _Family("kernel vs exact")
 
     def compare(subject: str, plan: Any, variant: Variant) -> None:
         k = next(stream)
         _compare(rs, plan, subject, variant, trials, reference_trials, block_rng(root, 0, k), block_rng(root, 1, k),
-                 replay, family, report)
+                 replay, family, report, (exact_family, exact_work))
 
     for v in variants:
         for a, d in report.pairs:
@@ -267,6 +285,8 @@ def _run(rs: Ruleset, ros: Roster, report: ConformanceReport, *, trials: int, re
         check_bad_values(rs, ros, first, report)
         check_units(rs, ros, first, report)
     each = family.decide(report, alpha)
+    if exact_family.tests:
+        exact_family.decide(report, alpha)
     report.settings["detectable_shift"] = detectable_shift(trials, reference_trials, each)
     for i, v in enumerate(variants[:2]):
         _reproducible(rs, plans[first], f"{first[0]} v {first[1]}, {_rounds_text(v)}", v,
@@ -341,7 +361,7 @@ def _arrays_problem(rs: Ruleset, a: dict[str, np.ndarray], variant: Variant) -> 
 
 def _compare(rs: Ruleset, plan: Any, subject: str, variant: Variant, n_kernel: int, n_reference: int,
              rng_kernel: np.random.Generator, rng_reference: np.random.Generator, replay: int, family: _Family,
-             report: ConformanceReport) -> None:
+             report: ConformanceReport, exact: tuple[_Family, int] | None = None) -> None:
     rounds, max_rounds = variant
     try:
         out = rs.simulate(plan, n_kernel, rng_kernel, rounds, max_rounds)
@@ -350,6 +370,8 @@ def _compare(rs: Ruleset, plan: Any, subject: str, variant: Variant, n_kernel: i
         problem = f"simulate raised {type(e).__name__}: {' '.join(str(e).split())}"
     if not report.add("outcomes", f"kernel, {subject}", problem is None, problem or ""):
         return
+    if exact is not None:
+        check_exact(rs, plan, subject, variant, out, exact[0], report, exact[1])
     dice = GuardedDice(rng_reference)
     rows: list[TrialOutcome] = []
     logs: list[list[tuple[int, int]]] = []

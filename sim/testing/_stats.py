@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-__all__ = ["histogram", "homogeneity", "mean_difference", "detectable_shift"]
+__all__ = ["histogram", "homogeneity", "goodness_of_fit", "mean_against", "mean_difference", "detectable_shift"]
 
 
 def histogram(values: NDArray[np.integer], weights: NDArray[np.integer] | None = None) -> NDArray[np.int64]:
@@ -54,6 +54,46 @@ def homogeneity(a: NDArray[np.integer], b: NDArray[np.integer]) -> tuple[float, 
         return 0.0, 0
     expected = table.sum(0) * share
     return float(((table - expected) ** 2 / expected).sum()), int(table.shape[1] - 1)
+
+
+def goodness_of_fit(counts: NDArray[np.integer], probs: NDArray[np.floating]) -> tuple[float, int, int]:
+    """Chi-square statistic and degrees of freedom of "this histogram comes from ``probs``", and how many
+    fights fell where ``probs`` says nothing can.
+
+    Cells whose expected count is below 5 are pooled into one (joining the
+    smallest other cell if still sparse), as in :func:`homogeneity`.
+    """
+    k = max(len(counts), len(probs))
+    c = np.pad(np.asarray(counts, float), (0, k - len(counts)))
+    p = np.clip(np.pad(np.asarray(probs, float), (0, k - len(probs))), 0.0, None)
+    impossible = int(c[p <= 0].sum())
+    n = c.sum()
+    keep = p > 0
+    c, e = c[keep], p[keep] / p[keep].sum() * n
+    sparse = e < 5
+    if sparse.any():
+        c, e = np.append(c[~sparse], c[sparse].sum()), np.append(e[~sparse], e[sparse].sum())
+        if e[-1] < 5 and len(e) > 2:
+            small = int(np.argmin(e[:-1]))
+            c[small] += c[-1]
+            e[small] += e[-1]
+            c, e = c[:-1], e[:-1]
+    if len(e) < 2:
+        return 0.0, 0, impossible
+    return float(((c - e) ** 2 / e).sum()), int(len(e) - 1), impossible
+
+
+def mean_against(counts: NDArray[np.integer], probs: NDArray[np.floating]) -> float:
+    """Two-sided p-value that a histogram's mean is the mean of ``probs`` (z with the exact standard deviation)."""
+    c = np.asarray(counts, float)
+    p = np.asarray(probs, float) / float(np.sum(probs))
+    n = c.sum()
+    mean = float(np.arange(len(c)) @ c / n)
+    mu = float(np.arange(len(p)) @ p)
+    sd = math.sqrt(max(float((np.arange(len(p)) - mu) ** 2 @ p), 0.0))
+    if sd == 0:
+        return 1.0 if abs(mean - mu) < 1e-9 else 0.0
+    return float(2 * stats.norm.sf(abs(mean - mu) / (sd / math.sqrt(n))))
 
 
 def mean_difference(a: NDArray[np.integer], b: NDArray[np.integer]) -> float:

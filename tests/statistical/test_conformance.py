@@ -35,7 +35,8 @@ def test_our_rulesets_pass_the_kit(rid):
     assert len(report.pairs) + len(report.refused) == (pairs or n * n)
     names = {c.name for c in report.checks}
     assert {"kernel vs reference", "kernel vs reference (pooled)", "dice", "reproducible", "kernel randomness",
-            "settings round-trip", "settings accepted", "bad values", "units round-trip", "outcomes"} <= names
+            "settings round-trip", "settings accepted", "bad values", "units round-trip", "outcomes", "exact",
+            "kernel vs exact", "kernel vs exact (pooled)"} <= names
     # every declared state (each side it applies to) and option was tried
     tried = {c.subject.split("=")[0].removeprefix("--set ") for c in report.checks if c.name == "settings accepted"}
     rs = sim.get_ruleset(rid)
@@ -45,7 +46,11 @@ def test_our_rulesets_pass_the_kit(rid):
 
 
 CAUGHT = [
-    (broken.OFF_BY_ONE_PIP, {"kernel vs reference", "kernel vs reference (pooled)"}),
+    # the kernel is off: both the reference and the exact answer (read from the plan's chain) disagree with it
+    (broken.OFF_BY_ONE_PIP, {"kernel vs reference", "kernel vs reference (pooled)", "kernel vs exact",
+                             "kernel vs exact (pooled)"}),
+    (broken.WRONG_EXACT, {"kernel vs exact", "kernel vs exact (pooled)"}),
+    (broken.LEAKY_EXACT, {"exact"}),
     (broken.PEEKING_REFERENCE, {"dice"}),
     (broken.HIDDEN_COIN, {"dice"}),
     (broken.FRESH_ENTROPY, {"kernel randomness", "reproducible"}),

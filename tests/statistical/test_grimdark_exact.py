@@ -175,22 +175,44 @@ def check_chain(out: Outcomes, final: dict, winner_of, lost_att, what: str) -> N
                         what=f"{what}: attacker models lost")
 
 
+def troopers_step(s, r):
+    """Troopers (1/6 an attack, charge in round 1) against Troopers: state = models standing (A, D)."""
+    p = F(1, 6)
+    a, d = s
+    out = {}
+    for x, px in enumerate(pmf(a * (2 if r == 1 else 1), p)):
+        for y, py in enumerate(pmf(d, p)):
+            t = (max(a - y, 0), max(d - x, 0))
+            out[t] = out.get(t, 0.0) + px * py
+    return out
+
+
 @pytest.mark.parametrize("fast", [True, False])
 def test_to_the_end_troopers_markov_chain(fast):
-    p = F(1, 6)
-
-    def step(s, r):
-        a, d = s
-        out = {}
-        for x, px in enumerate(pmf(a * (2 if r == 1 else 1), p)):
-            for y, py in enumerate(pmf(d, p)):
-                t = (max(a - y, 0), max(d - x, 0))
-                out[t] = out.get(t, 0.0) + px * py
-        return out
-
-    final = absorb(step, (10, 10), lambda t: t[0] == 0 or t[1] == 0)
+    final = absorb(troopers_step, (10, 10), lambda t: t[0] == 0 or t[1] == 0)
     out = kernel("Troopers", "Troopers", 200_000 if fast else 100_000, 21, "end", fast)
     check_chain(out, final, lambda t: 1 if t[0] > 0 else 2 if t[1] > 0 else 0, lambda t: 10 - t[0], "troopers end")
+
+
+def mixed_squads():
+    return (squad("att", group(2, two_weapons=True, save=4), group(1, a=2, t=5, save=3, weapon="power_fist")),
+            squad("dfn", group(4, ws=3, s=3, t=3, i=3, save=5)))
+
+
+def mixed_step(s, r):
+    """The mixed squad of the test below: state = (troopers, sergeant, defenders) standing."""
+    p1, p3 = F(8, 27), F(5, 9)
+    n1, sg, d = s
+    out = {}
+    for k1, pk1 in enumerate(pmf(n1 * (3 if r == 1 else 2), p1)):
+        d1 = max(d - k1, 0)
+        for u, pu in enumerate(pmf(d1, F(1, 12) if n1 else F(1, 36))):
+            n1b = max(n1 - u, 0)
+            sgb = sg if u <= n1 else 0
+            for k2, pk2 in enumerate(pmf(sgb * (3 if r == 1 else 2), p3)):
+                t = (n1b, sgb, max(d1 - k2, 0))
+                out[t] = out.get(t, 0.0) + pk1 * pu * pk2
+    return out
 
 
 @pytest.mark.parametrize("fast", [True, False])
@@ -202,24 +224,8 @@ def test_to_the_end_mixed_squad_markov_chain(fast):
     #   is left (wounds beyond the troopers spill onto the sergeant at that rate); against the sergeant
     #   alone: wound 6+ (S3 vs T5: 1/6), 3+ save fails 1/3 -> 1/36.
     # Fist: hit 3+, wound 2+ (S8 vs T3) -> 5/9; attacks 2 + 1 charge.
-    att = squad("att", group(2, two_weapons=True, save=4), group(1, a=2, t=5, save=3, weapon="power_fist"))
-    dfn = squad("dfn", group(4, ws=3, s=3, t=3, i=3, save=5))
-    p1, p3 = F(8, 27), F(5, 9)
-
-    def step(s, r):
-        n1, sg, d = s
-        out = {}
-        for k1, pk1 in enumerate(pmf(n1 * (3 if r == 1 else 2), p1)):
-            d1 = max(d - k1, 0)
-            for u, pu in enumerate(pmf(d1, F(1, 12) if n1 else F(1, 36))):
-                n1b = max(n1 - u, 0)
-                sgb = sg if u <= n1 else 0
-                for k2, pk2 in enumerate(pmf(sgb * (3 if r == 1 else 2), p3)):
-                    t = (n1b, sgb, max(d1 - k2, 0))
-                    out[t] = out.get(t, 0.0) + pk1 * pu * pk2
-        return out
-
-    final = absorb(step, (2, 1, 4), lambda t: t[0] + t[1] == 0 or t[2] == 0)
+    att, dfn = mixed_squads()
+    final = absorb(mixed_step, (2, 1, 4), lambda t: t[0] + t[1] == 0 or t[2] == 0)
     out = kernel(att, dfn, 200_000 if fast else 100_000, 22, "end", fast)
     check_chain(out, final, lambda t: 1 if t[0] + t[1] > 0 else 2 if t[2] > 0 else 0,
                 lambda t: 3 - t[0] - t[1], "mixed end")
@@ -229,23 +235,24 @@ def test_to_the_end_mixed_squad_markov_chain(fast):
                       p_sarge_alone, what="sergeant alone")
 
 
+def monster_step(s, r):
+    """Tactical squad against the Monster (test below): state = (troopers standing, monster's wounds left)."""
+    p_t, p_m = F(2, 3) * F(1, 6) * F(1, 3), F(1, 2) * F(5, 6)
+    t, m = s
+    out = {}
+    for k, pk in enumerate(pmf(t * (2 if r == 1 else 1), p_t)):
+        m2 = max(m - k, 0)
+        for y, py in enumerate(pmf(3 if m2 else 0, p_m)):
+            key = (max(t - y, 0), m2)
+            out[key] = out.get(key, 0.0) + pk * py
+    return out
+
+
 def test_to_the_end_monster_multi_wound_markov_chain():
     # Tactical squad (10 x WS4 S4 T4 I4 A1 Sv3+) charges the Monster (WS3 S9 T7 I1 W4 A3 Sv3+, monster).
     # I4: hit 3+ (2/3), wound 6+ (S4 vs T7), 3+ save fails 1/3 -> 1/27; wounds stay on the one model.
     # I1: 3 attacks, hit 4+ (1/2), wound 2+ (S9 vs T4: 5/6), no armour save (monster) -> 5/12.
-    p_t, p_m = F(2, 3) * F(1, 6) * F(1, 3), F(1, 2) * F(5, 6)
-
-    def step(s, r):
-        t, m = s
-        out = {}
-        for k, pk in enumerate(pmf(t * (2 if r == 1 else 1), p_t)):
-            m2 = max(m - k, 0)
-            for y, py in enumerate(pmf(3 if m2 else 0, p_m)):
-                key = (max(t - y, 0), m2)
-                out[key] = out.get(key, 0.0) + pk * py
-        return out
-
-    final = absorb(step, (10, 4), lambda s: s[0] == 0 or s[1] == 0)
+    final = absorb(monster_step, (10, 4), lambda s: s[0] == 0 or s[1] == 0)
     for fast, n in ((True, 200_000), (False, 100_000)):
         out = kernel("Tactical squad", "Monster", n, 23, "end", fast)
         check_chain(out, final, lambda s: 1 if s[0] > 0 else 2 if s[1] > 0 else 0, lambda s: 10 - s[0],

@@ -127,7 +127,7 @@ def test_monte_carlo_matches_exact_chain(case):
                "chart": "wide" if case.get("chart") is SPEC_WIDE else "reconstructed"}
     n = 400_000
     r = sim.fight("mecha", att, dfn, trials=n, seed=20240601, rounds=rounds, max_rounds=max_rounds, states=states,
-                  options=options)
+                  options=options, method="mc")
     win, cat_a, cat_d, rounds_dist = summarise(exact_fight(att, dfn, **case))
     for k in ("attacker", "defender", "draw"):
         assert_proportion(r.win_counts[k], n, float(win[k]), what=f"P({k})")
@@ -145,7 +145,7 @@ def test_monte_carlo_matches_exact_chain(case):
 def test_afs_vs_nutrocker_headline_numbers():
     """The CLI's `fight mecha AFS Nutrocker`: exact 4/36, 11/36, 21/36."""
     n = 1_000_000
-    r = sim.fight("mecha", "AFS", "Nutrocker", trials=n, seed=99)
+    r = sim.fight("mecha", "AFS", "Nutrocker", trials=n, seed=99, method="mc")
     assert_proportion(r.win_counts["attacker"], n, 4 / 36)
     assert_proportion(r.win_counts["defender"], n, 11 / 36)
     assert_proportion(r.win_counts["draw"], n, 21 / 36)

@@ -86,12 +86,14 @@ def test_differences_match_exact_probabilities(paired):
 
 
 def test_base_runs_on_the_matrix_cell_stream(paired):
-    f = sim.fight("mecha", "AFS", "Nutrocker", trials=BATCH16, seed=4, stream=cell_stream("AFS", "Nutrocker"))
+    f = sim.fight("mecha", "AFS", "Nutrocker", trials=BATCH16, seed=4, stream=cell_stream("AFS", "Nutrocker"),
+                  method="mc")
     assert paired.iloc[0].p_win_base == f.win["attacker"]
-    g = sim.fight("mecha", "Nutrocker", "AFS", trials=BATCH16, seed=4, stream=cell_stream("Nutrocker", "AFS"))
+    g = sim.fight("mecha", "Nutrocker", "AFS", trials=BATCH16, seed=4, stream=cell_stream("Nutrocker", "AFS"),
+                  method="mc")
     assert paired.iloc[1].p_win_base == g.win["defender"]
     h = sim.fight("mecha", "AFS", "Nutrocker", trials=BATCH16, seed=4, stream=cell_stream("AFS", "Nutrocker"),
-                  overrides={"attacker": {"defence": 3}})
+                  overrides={"attacker": {"defence": 3}}, method="mc")
     assert paired.iloc[0].p_win_variant == h.win["attacker"]
 
 

@@ -73,7 +73,7 @@ def test_adaptive_cells_reach_the_half_width_with_the_fewest_blocks(small):
         assert hw <= 0.002, (row.attacker, row.defender, hw)
         if n > BLOCK_TRIALS:  # one block fewer (the same stream's prefix) was not yet narrow enough
             prev = sim.fight("mecha", row.attacker, row.defender, trials=n - BLOCK_TRIALS, seed=11,
-                             stream=cell_stream(row.attacker, row.defender)).win_counts
+                             stream=cell_stream(row.attacker, row.defender), method="mc").win_counts
             n0 = n - BLOCK_TRIALS
             assert max(wilson_half_width(prev[k], n0) for k in ("attacker", "defender", "draw")) > 0.002
         assert math.isclose((row.p_attacker_hi - row.p_attacker_lo) / 2,
@@ -86,7 +86,7 @@ def test_adaptive_cells_reach_the_half_width_with_the_fewest_blocks(small):
 def test_trial_cap_stops_a_cell_and_may_end_on_a_partial_block():
     m = matchup_matrix("mecha", units=["AFS", "PKA"], half_width=1e-4, max_trials=100_000, seed=3)
     assert (m.long.trials == 100_000).all()
-    f = sim.fight("mecha", "AFS", "PKA", trials=100_000, seed=3, stream=cell_stream("AFS", "PKA"))
+    f = sim.fight("mecha", "AFS", "PKA", trials=100_000, seed=3, stream=cell_stream("AFS", "PKA"), method="mc")
     assert f.tally.same_as(m.results[("AFS", "PKA")].tally)
 
 
@@ -101,7 +101,7 @@ def test_a_cell_with_k_blocks_equals_sim_fight_on_the_same_stream(rounds):
     assert any(r.trials > 2 * BLOCK_TRIALS for r in m.results.values())
     for (a, d), r in m.results.items():
         assert r.trials % BLOCK_TRIALS == 0
-        f = sim.fight("mecha", a, d, trials=r.trials, seed=5, rounds=rounds, stream=cell_stream(a, d))
+        f = sim.fight("mecha", a, d, trials=r.trials, seed=5, rounds=rounds, stream=cell_stream(a, d), method="mc")
         assert f.tally.same_as(r.tally), (a, d)
 
 
@@ -181,7 +181,7 @@ def test_states_apply_by_role():
     r = m.results[("AFS", "Nutrocker")]
     assert r.settings["states"]["defender"]["immobilised"] is True
     f = sim.fight("mecha", "AFS", "Nutrocker", trials=r.trials, seed=1, stream=cell_stream("AFS", "Nutrocker"),
-                  states={"defender": {"immobilised": True}})
+                  states={"defender": {"immobilised": True}}, method="mc")
     assert f.tally.same_as(r.tally)
 
 
@@ -233,7 +233,7 @@ def test_estimates_helpers():
 
 
 def test_result_frame_is_tidy_and_consistent():
-    r = sim.fight("mecha", "AFS", "Nutrocker", trials=BLOCK_TRIALS, seed=1)
+    r = sim.fight("mecha", "AFS", "Nutrocker", trials=BLOCK_TRIALS, seed=1, method="mc")
     f = result_frame(r).set_index(["quantity", "side"])
     assert f.loc[("win", "attacker")].value == r.win["attacker"]
     assert (f.loc[("win", "draw")].lo, f.loc[("win", "draw")].hi) == r.ci95["draw"]
@@ -259,7 +259,8 @@ def test_every_registered_ruleset_works_through_the_generic_protocol(rid):
     m = matchup_matrix(rid, units=names, half_width=None, max_trials=2000, seed=1, fielding="whole")
     assert m.units and (m.long.trials[m.long.note == ""] == 2000).all()
     a = m.units[0]
-    f = sim.fight(rid, a, a, trials=2000, seed=1, stream=cell_stream(a, a))  # the roster's budget, as the matrix
+    f = sim.fight(rid, a, a, trials=2000, seed=1, stream=cell_stream(a, a),
+                  method="mc")  # the roster's budget, as the matrix
     assert f.tally.same_as(m.results[(a, a)].tally)
     row = rs.unit_rows(sim.default_roster(rid).unit(a))[0]
     field = next(f for f in rs.unit_fields if f.kind == "int" and row.get(f.name) is not None and f.hi is not None

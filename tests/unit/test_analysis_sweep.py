@@ -79,7 +79,7 @@ def test_each_value_runs_on_the_matrix_cell_stream():
     n = 16 * BLOCK_TRIALS
     r = sweep("mecha", "AFS", "defence", [2, 3], ["Nutrocker"], trials=n, seed=7).iloc[1]
     f = sim.fight("mecha", "AFS", "Nutrocker", trials=n, seed=7, stream=cell_stream("AFS", "Nutrocker"),
-                  overrides={"attacker": {"defence": 3}})
+                  overrides={"attacker": {"defence": 3}}, method="mc")
     assert r.p_win == f.win["attacker"] and r.damage_taken == f.damage("attacker")[0]
     assert r.damage_dealt == f.damage("defender")[0]
 
@@ -137,7 +137,7 @@ def test_fair_prices_follow_the_one_model(frame):
 def test_defender_side_uses_the_mirrored_stream():
     n = 16 * BLOCK_TRIALS
     f = sweep("mecha", "AFS", "defence", [2], ["Gustav"], side="defender", trials=n, seed=2)
-    g = sim.fight("mecha", "Gustav", "AFS", trials=n, seed=2, stream=cell_stream("Gustav", "AFS"))
+    g = sim.fight("mecha", "Gustav", "AFS", trials=n, seed=2, stream=cell_stream("Gustav", "AFS"), method="mc")
     assert f.iloc[0].p_win == g.win["defender"] and f.iloc[0].p_loss == g.win["attacker"]
 
 

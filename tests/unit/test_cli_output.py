@@ -114,7 +114,7 @@ def test_fight_prints_whole_names_and_probabilities(tmp_path, capsys):
     roster = tmp_path / "r.toml"
     roster.write_text(ROSTER)
     rc, out, _ = run(capsys, "fight", "mecha", LONG, "Nutrocker", "--roster", str(roster), "--trials", "20000",
-                     "--seed", "1")
+                     "--seed", "1", "--method", "mc")  # the Monte Carlo table: probability and interval
     assert rc == 0 and "\x1b[" not in out
     lines = out.splitlines()
     wins = next(line for line in lines if line.startswith(f"{LONG} wins"))

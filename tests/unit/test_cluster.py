@@ -30,7 +30,7 @@ def client():
 
 
 def test_fight_on_the_cluster_is_bit_identical(client):
-    kw = dict(trials=7 * BLOCK_TRIALS + 11, seed=21)
+    kw = dict(trials=7 * BLOCK_TRIALS + 11, seed=21, method="mc")
     a = sim.fight("duel", "Sellsword", "Knight", **kw, budget="none")
     b = sim.fight("duel", "Sellsword", "Knight", executor=client, **kw, budget="none")
     assert a.tally.same_as(b.tally)
@@ -160,6 +160,6 @@ def test_one_fight_spreads_over_every_worker(client):
     """The unit of work is a block range, not a cell: a single fight's blocks run on both workers."""
     with distributed.get_task_stream(client) as stream:
         sim.fight("warband", "Champion", "Youngblood", trials=16 * BLOCK_TRIALS, seed=3, budget="none",
-                  executor=client)
+                  executor=client, method="mc")
     workers = {t["worker"] for t in stream.data}
     assert len(stream.data) >= 2 and len(workers) == 2, stream.data

@@ -71,31 +71,32 @@ def test_same_result_for_any_grouping_order_and_worker_count(rounds):
 
 
 def test_fight_results_identical_across_workers():
-    a = sim.fight("mecha", "AFS", "Nutrocker", trials=200_000, seed=3, rounds="end", workers=1)
-    b = sim.fight("mecha", "AFS", "Nutrocker", trials=200_000, seed=3, rounds="end", workers=2)
+    a = sim.fight("mecha", "AFS", "Nutrocker", trials=200_000, seed=3, rounds="end", workers=1, method="mc")
+    b = sim.fight("mecha", "AFS", "Nutrocker", trials=200_000, seed=3, rounds="end", workers=2, method="mc")
     assert a.tally.same_as(b.tally)
     assert a.to_dict() == b.to_dict()
 
 
 def test_seed_none_records_entropy_that_reproduces_the_run():
-    a = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=None, rounds="end")
+    a = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=None, rounds="end", method="mc")
     entropy = a.provenance["seed_entropy"]
     assert isinstance(entropy, int) and entropy > 0
-    b = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=entropy, rounds="end")
+    b = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=entropy, rounds="end", method="mc")
     assert a.tally.same_as(b.tally)
-    c = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=entropy + 1, rounds="end")
+    c = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=entropy + 1, rounds="end", method="mc")
     assert not a.tally.same_as(c.tally)
 
 
 def test_streams_separate_matchups():
-    a = sim.fight("mecha", "AFS", "Nutrocker", trials=50_000, seed=1, rounds="end", stream=(1,))
-    b = sim.fight("mecha", "AFS", "Nutrocker", trials=50_000, seed=1, rounds="end", stream=(2,))
+    a = sim.fight("mecha", "AFS", "Nutrocker", trials=50_000, seed=1, rounds="end", stream=(1,), method="mc")
+    b = sim.fight("mecha", "AFS", "Nutrocker", trials=50_000, seed=1, rounds="end", stream=(2,), method="mc")
     assert not a.tally.same_as(b.tally)
 
 
 def test_progress_callback_reaches_the_total():
     seen = []
-    sim.fight("mecha", "AFS", "Nutrocker", trials=2 * BLOCK_TRIALS + 1, seed=1, progress=lambda d, t: seen.append((d, t)))
+    sim.fight("mecha", "AFS", "Nutrocker", trials=2 * BLOCK_TRIALS + 1, seed=1,
+              progress=lambda d, t: seen.append((d, t)), method="mc")
     assert seen[-1] == (2 * BLOCK_TRIALS + 1, 2 * BLOCK_TRIALS + 1)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
@@ -129,7 +130,7 @@ def test_wilson_matches_scipy():
 
 
 def test_sim_does_not_import_pandas_or_matplotlib():
-    code = ("import sys, sim; sim.fight('mecha', 'AFS', 'Nutrocker', trials=1000, seed=1); "
+    code = ("import sys, sim; sim.fight('mecha', 'AFS', 'Nutrocker', trials=1000, seed=1, method='mc'); "
             "bad = [m for m in ('pandas', 'matplotlib', 'analysis') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -141,7 +142,8 @@ def test_memory_does_not_grow_with_trials():
     On Linux the peak is the process's own ``VmHWM``: ``ru_maxrss`` survives ``exec``,
     so in a subprocess of a large pytest worker it reports the worker's peak, not ours.
     """
-    code = ("import re, resource, sys, sim; r = sim.fight('mecha', 'AFS', 'Nutrocker', trials=100_000_000, seed=1); "
+    code = ("import re, resource, sys, sim; "
+            "r = sim.fight('mecha', 'AFS', 'Nutrocker', trials=100_000_000, seed=1, method='mc'); "
             "assert r.trials == 100_000_000; "
             "hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()) "
             "if sys.platform.startswith('linux') else None; "

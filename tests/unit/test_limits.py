@@ -87,7 +87,7 @@ def test_grimdark_groups_and_models_are_capped_where_the_roster_is_read(tmp_path
         sim.load_roster(path, "grimdark")
     with pytest.raises(sim.InputError, match="at most 100 models"):
         sim.fight("grimdark", grimdark_squad("G", 2, 50, 1), "Troopers", trials=10,
-                  overrides={"attacker": {"1.count": 60}}, budget="none")
+                  overrides={"attacker": {"1.count": 60}}, budget="none", method="mc")
 
 
 def test_guard_refuses_a_block_over_the_budget_with_one_line():
@@ -111,13 +111,13 @@ def test_guard_in_a_matrix_leaves_the_pair_unfought_with_the_reason(monkeypatch)
     m = matchup_matrix("mecha", units=["AFS", "PKA", "Gustav"], max_trials=500, half_width=None, seed=1)
     assert "Gustav" in m.excluded and "memory limit" in m.excluded["Gustav"]
     with pytest.raises(sim.MeleelabError, match="memory limit"):
-        sim.fight("mecha", "AFS", "Gustav", trials=10)
+        sim.fight("mecha", "AFS", "Gustav", trials=10, method="mc")
 
 
 def test_the_guard_never_changes_results(monkeypatch):
-    a = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=4, rounds="end")
+    a = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=4, rounds="end", method="mc")
     monkeypatch.setattr(limits, "MEMORY_BUDGET", 10**15)
-    b = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=4, rounds="end")
+    b = sim.fight("mecha", "AFS", "Nutrocker", trials=100_000, seed=4, rounds="end", method="mc")
     assert a.tally.same_as(b.tally)
 
 
@@ -153,8 +153,8 @@ def test_workers_are_clamped_to_the_cores():
     assert limits.check_workers(cores + 50) == cores
     assert limits.check_workers(0) == cores and limits.check_workers(-3) == cores
     assert limits.check_workers(1) == 1
-    a = sim.fight("mecha", "AFS", "Nutrocker", trials=70_000, seed=2, workers=999)
-    b = sim.fight("mecha", "AFS", "Nutrocker", trials=70_000, seed=2, workers=1)
+    a = sim.fight("mecha", "AFS", "Nutrocker", trials=70_000, seed=2, workers=999, method="mc")
+    b = sim.fight("mecha", "AFS", "Nutrocker", trials=70_000, seed=2, workers=1, method="mc")
     assert a.tally.same_as(b.tally)
 
 

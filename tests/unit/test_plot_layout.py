@@ -41,7 +41,7 @@ def _data_boxes(ax):
 @pytest.mark.parametrize("attacker,defender", [("Champion", "Warrior brood"), ("Tactical squad", "Horde mob")])
 def test_damage_legend_is_never_over_a_bar(attacker, defender):
     # the Champion takes 3 wounds 80% of the time: a tall bar where the legend used to sit
-    r = sim.fight("grimdark", attacker, defender, trials=5_000, seed=2026, rounds="end", budget="none")
+    r = sim.fight("grimdark", attacker, defender, trials=5_000, seed=2026, rounds="end", budget="none", method="mc")
     fig = Figure(figsize=(5.5, 3.8))
     ax = plots.damage_distributions(r, ax=fig.add_subplot())
     _draw(fig)
@@ -75,7 +75,7 @@ def test_interpretation_bars_labels_and_legend_do_not_collide(width):
 
 
 def test_rounds_and_integer_stats_get_integer_ticks():
-    r = sim.fight("mecha", "AFS", "Nutrocker", trials=5_000, seed=1, rounds="end", max_rounds=20)
+    r = sim.fight("mecha", "AFS", "Nutrocker", trials=5_000, seed=1, rounds="end", max_rounds=20, method="mc")
     fig = Figure(figsize=(5.5, 3.8))
     ax = plots.rounds_curve([r], ax=fig.add_subplot())
     _draw(fig)
@@ -217,7 +217,7 @@ def test_points_chart_ticks_are_plain_numbers_and_extrapolations_are_drawn():
 
 
 def test_mirror_match_plots_say_attacker_and_defender():
-    r = sim.fight("mecha", "Gustav", "Gustav", trials=2_000, seed=4, rounds="end", max_rounds=20)
+    r = sim.fight("mecha", "Gustav", "Gustav", trials=2_000, seed=4, rounds="end", max_rounds=20, method="mc")
     ax = plots.wdl_bars(r, ax=Figure().add_subplot())
     assert [t.get_text() for t in ax.get_xticklabels()] == ["attacker wins", "draw", "defender wins"]
     assert ax.get_title().count("Gustav") == 1

@@ -20,7 +20,7 @@ from analysis import plots  # noqa: E402
 @pytest.fixture(scope="module")
 def result():
     # fight to the end so the rounds distribution has some spread
-    return sim.fight("mecha", "AFS", "Nutrocker", trials=20_000, seed=3, rounds="end", max_rounds=10)
+    return sim.fight("mecha", "AFS", "Nutrocker", trials=20_000, seed=3, rounds="end", max_rounds=10, method="mc")
 
 
 @pytest.fixture(autouse=True)

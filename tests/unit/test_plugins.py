@@ -156,7 +156,7 @@ def test_registry_lists_plugins_after_builtins_and_raises_only_on_use(registry_w
     with pytest.raises(InputError, match=r"^plugin ruleset 'badimport' \(badimport:RULESET\): import failed"):
         get_ruleset("badimport")
     assert sim.default_roster("goodgame").names == ["A", "B"]
-    r = sim.fight("goodgame", "A", "B", trials=2_000, seed=1, budget="none")
+    r = sim.fight("goodgame", "A", "B", trials=2_000, seed=1, budget="none", method="mc")
     assert r.trials == 2_000 and sim.plugins.origin("goodgame").startswith("plugin")
 
 

@@ -54,7 +54,8 @@ def _leftovers(folder: Path) -> list[str]:
 
 # ------------------------------------------------------------------ the store
 def test_tallies_round_trip_exactly():
-    r = sim.fight("grimdark", *sim.default_roster("grimdark").names[:2], trials=3000, seed=1, budget="none")
+    r = sim.fight("grimdark", *sim.default_roster("grimdark").names[:2], trials=3000, seed=1, budget="none",
+                  method="mc")
     back = tally_from_dict(json.loads(json.dumps(tally_to_dict(r.tally))))
     assert back.same_as(r.tally) and back.extra_names == r.tally.extra_names and back.extras.keys()
 
@@ -224,7 +225,7 @@ def test_a_failed_write_leaves_the_previous_output_and_its_store(tmp_path):
     out = tmp_path / "o"
     OutputFolder(out).replace(_write({"a.csv": "old a", "b.csv": "old b"}))
     folder = OutputFolder(out)
-    folder.open_store().put("k", sim.fight("mecha", "AFS", "Gustav", trials=10, seed=1).tally)
+    folder.open_store().put("k", sim.fight("mecha", "AFS", "Gustav", trials=10, seed=1, method="mc").tally)
 
     def broken(d: Path) -> list[Path]:
         (d / "a.csv").write_text("new a")
@@ -245,7 +246,7 @@ import os, signal, sys
 from pathlib import Path
 import analysis.report.outdir as o
 folder = o.OutputFolder(sys.argv[1])
-folder.open_store().put("k", __import__("sim").fight("mecha", "AFS", "Gustav", trials=10, seed=1).tally)
+folder.open_store().put("k", __import__("sim").fight("mecha", "AFS", "Gustav", trials=10, seed=1, method="mc").tally)
 def write(d):
     (d / "a.csv").write_text("new a")
     if sys.argv[2] == "writing":
@@ -342,7 +343,7 @@ def test_api_executor_of_the_wrong_type_is_the_library_error(bad):
     from analysis.runs.compare import compare
     from analysis.runs.sweep import sweep
 
-    calls = [lambda: sim.fight("mecha", "AFS", "Gustav", trials=100, executor=bad),
+    calls = [lambda: sim.fight("mecha", "AFS", "Gustav", trials=100, executor=bad, method="mc"),
              lambda: matchup_matrix("mecha", units=["AFS", "Gustav"], max_trials=100, executor=bad),
              lambda: sweep("mecha", "AFS", "defence", [1, 2], ["Gustav"], trials=100, executor=bad),
              lambda: compare("mecha", "AFS", {"defence": 3}, ["Gustav"], trials=100, executor=bad)]

@@ -116,9 +116,9 @@ def test_kept_blocks_and_fixed_trials_in_any_finishing_order(shuffled):
 
 
 def test_one_big_fight_spreads_over_tasks(shuffled):
-    a = sim.fight("duel", "Sellsword", "Duellist", trials=9 * BLOCK_TRIALS + 5, seed=4, budget="none")
+    a = sim.fight("duel", "Sellsword", "Duellist", trials=9 * BLOCK_TRIALS + 5, seed=4, budget="none", method="mc")
     b = sim.fight("duel", "Sellsword", "Duellist", trials=9 * BLOCK_TRIALS + 5, seed=4, executor=shuffled,
-                  budget="none")
+                  budget="none", method="mc")
     assert a.tally.same_as(b.tally) and shuffled.tasks > 1
 
 

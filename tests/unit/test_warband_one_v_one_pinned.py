@@ -60,7 +60,7 @@ def test_one_warrior_fights_are_those_before_the_group_rules(k, att, dfn, rounds
     plan = WB.with_engine(sim.build_matchup(WB, att, dfn, budget="none")[1], "numpy")
     out = WB.simulate(plan, 20_000, np.random.default_rng(900 + k), rounds, 50).expand()
     assert _digest(out) == digest, f"{att} v {dfn}: per-fight outcomes differ from dc0f067's"
-    r = sim.fight("warband", att, dfn, trials=100_000, seed=950 + k, rounds=rounds, budget="none")
+    r = sim.fight("warband", att, dfn, trials=100_000, seed=950 + k, rounds=rounds, budget="none", method="mc")
     assert_same_distribution([int(x) for x in r.tally.wins], list(wins), what=f"{att} v {dfn}: wins")
 
 

@@ -52,8 +52,9 @@ import numpy as np
 from ...dice import DiceStream
 from ...errors import MatchupError, Where
 from ...outcomes import Outcomes, TrialOutcome
-from ...ruleset import END, Extra, Matchup, Rounds, Ruleset
+from ...ruleset import END, ExactOutcome, Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField
+from . import exact as exact_chain
 from .chain import build_chain, simulate_chain
 from .compiled import available, simulate_loop
 from .fast import simulate_fast
@@ -201,6 +202,14 @@ class Duel(Ruleset):
         if engine not in ("auto", "numpy"):
             raise ValueError(f"duel: engine must be 'auto' or 'numpy', not {engine!r}")
         return replace(plan, engine=engine)
+
+    # ----------------------------------------------------------------- exact
+    def exact_work(self, plan: DuelPlan, rounds: Rounds, max_rounds: int) -> int | None:
+        """Matchups the kernel plays as a chain (one a side, small groups) are exact (:mod:`.exact`)."""
+        return exact_chain.exact_work(plan, rounds, max_rounds)
+
+    def exact(self, plan: DuelPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
+        return exact_chain.exact(plan, rounds, max_rounds)
 
     # ------------------------------------------------------------- reference
     def working_set(self, plan: DuelPlan, n: int) -> int:

@@ -30,7 +30,7 @@ from ...outcomes import Outcomes
 from ...ruleset import END, Rounds
 from .plan import DuelPlan, make_outcomes
 
-__all__ = ["Chain", "build_chain", "simulate_chain", "duel_probabilities", "loser_distribution"]
+__all__ = ["Chain", "ChainRows", "build_chain", "chain_rows", "simulate_chain", "duel_probabilities", "loser_distribution"]
 
 #: Largest chain built; bigger matchups use the general kernel.
 MAX_STATES = 6_000
@@ -149,8 +149,23 @@ def _alias(probs: list[float]) -> tuple[list[float], list[int]]:
     return keep, alias
 
 
+#: A chain before packing: transition rows ``[(next state, p), ...]`` per state, and per-state arrays.
+ChainRows = tuple[list[list[tuple[int, float]]], dict[str, list]]
+
+
 def build_chain(plan: DuelPlan) -> Chain | None:
     """The alias-table chain of a one-model-a-side matchup, or None if too large."""
+    built = chain_rows(plan)
+    return None if built is None else pack_chain(built[0], **built[1])
+
+
+def chain_rows(plan: DuelPlan) -> ChainRows | None:
+    """The one-phase transition rows of every reachable state of a one-model-a-side matchup (None: too large).
+
+    State 0 is the start; the per-state arrays are ``terminal``, ``wounds`` and
+    ``misted`` (as :class:`Chain` holds them). The kernel samples the rows through
+    alias tables (:func:`build_chain`); exact answers propagate them.
+    """
     if plan.sides[0].count != 1 or plan.sides[1].count != 1:
         return None
     start = (_side_start(plan, 0), _side_start(plan, 1))
@@ -195,8 +210,7 @@ def build_chain(plan: DuelPlan) -> Chain | None:
         entries += len(row)
         if len(states) > MAX_STATES or entries > MAX_ENTRIES:
             return None
-    return pack_chain(
-        rows,
+    return rows, dict(
         terminal=[a[0] == 0 or d[0] == 0 for a, d in states],
         wounds=[[a[0] for a, _ in states], [d[0] for _, d in states]],
         misted=[[int(a[2]) for a, _ in states], [int(d[2]) for _, d in states]],

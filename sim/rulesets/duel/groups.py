@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from math import comb
 
-from .chain import Chain, duel_probabilities, pack_chain
+from .chain import Chain, ChainRows, duel_probabilities, pack_chain
 from .plan import DuelPlan
 
-__all__ = ["build_group_chain"]
+__all__ = ["build_group_chain", "group_chain_rows"]
 
 MAX_STATES = 2_000
 MAX_ENTRIES = 200_000
@@ -201,6 +201,16 @@ class _Builder:
 
 def build_group_chain(plan: DuelPlan) -> Chain | None:
     """The alias-table chain of a small-group matchup, or None if it would be too large."""
+    built = group_chain_rows(plan)
+    return None if built is None else pack_chain(built[0], **built[1])
+
+
+def group_chain_rows(plan: DuelPlan) -> ChainRows | None:
+    """The one-phase transition rows of every reachable state of a small-group matchup (None: too large).
+
+    State 0 is the start; the per-state arrays are ``terminal``, ``wounds``,
+    ``misted`` and ``alive`` (as :class:`.chain.Chain` holds them).
+    """
     b = _Builder(plan)
     start = (tuple([plan.sides[0].wounds] * plan.sides[0].count),
              tuple([plan.sides[1].wounds] * plan.sides[1].count), 0, 0)
@@ -231,8 +241,7 @@ def build_group_chain(plan: DuelPlan) -> Chain | None:
                 return None
     except _TooBig:
         return None
-    return pack_chain(
-        rows,
+    return rows, dict(
         terminal=[not a or not d for a, d, _, _ in states],
         wounds=[[sum(a) for a, _, _, _ in states], [sum(d) for _, d, _, _ in states]],
         misted=[[ma for _, _, ma, _ in states], [md for _, _, _, md in states]],

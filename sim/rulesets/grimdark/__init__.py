@@ -62,13 +62,14 @@ import numpy as np
 
 from ...dice import DiceStream
 from ...errors import MatchupError, Where
-from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes, TrialOutcome
-from ...ruleset import END, BalanceSettings, Extra, Matchup, Rounds, Ruleset
+from ...outcomes import Outcomes, TrialOutcome
+from ...ruleset import END, BalanceSettings, ExactOutcome, Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField
+from . import exact as exact_chain
 from .chain import ChainTables, chain_tables, sample_rows
-from .kernel import simulate_pools
+from .kernel import outcomes_of, simulate_pools
 from .plan import MAX_GROUPS, MAX_MODELS, GrimdarkPlan, build_plan
-from .reference import SURVIVED, WIPED_OUT, resolve_fight
+from .reference import resolve_fight
 from .units import (UNIT_FIELDS, Squad, parse_squad, squad_rows, squad_to_dict, squad_with_overrides,
                               squads_from_rows)
 
@@ -223,17 +224,15 @@ class Grimdark(Ruleset):
     @staticmethod
     def _outcomes(plan: GrimdarkPlan, La: np.ndarray, Ld: np.ndarray, n_rounds: np.ndarray,
                   rounds: Rounds) -> Outcomes:
-        sa, sd = plan.sides
-        a_alive, d_alive = La < sa.wounds, Ld < sd.wounds
-        both = a_alive & d_alive
-        capped = both if rounds == END else np.zeros(len(La), bool)
-        by_wounds = np.where(Ld > La, ATTACKER, np.where(La > Ld, DEFENDER, DRAW))
-        winner = np.where(a_alive & ~d_alive, ATTACKER, np.where(d_alive & ~a_alive, DEFENDER, DRAW))
-        winner = np.where(both & ~capped, by_wounds, winner).astype(np.int8)
-        cat_a = np.where(a_alive, SURVIVED, WIPED_OUT).astype(np.int8)
-        cat_d = np.where(d_alive, SURVIVED, WIPED_OUT).astype(np.int8)
-        extras = {"models_lost_attacker": sa.dead[La], "models_lost_defender": sd.dead[Ld]}
-        return Outcomes(winner, La, Ld, cat_a, cat_d, n_rounds, capped, extras)
+        return outcomes_of(plan, La, Ld, n_rounds, rounds)
+
+    # ----------------------------------------------------------------- exact
+    def exact_work(self, plan: GrimdarkPlan, rounds: Rounds, max_rounds: int) -> int | None:
+        """Every model engaged: a chain over (wounds lost attacker, wounds lost defender) (:mod:`.exact`)."""
+        return exact_chain.exact_work(plan, rounds, max_rounds)
+
+    def exact(self, plan: GrimdarkPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
+        return exact_chain.exact(plan, rounds, max_rounds)
 
     def resolve_one(self, plan: GrimdarkPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
         return resolve_fight(plan.matchup, dice, rounds, max_rounds)

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
+from ...ruleset import END, Rounds
 from .plan import GrimdarkPlan, Pool, SidePlan
+from .reference import SURVIVED, WIPED_OUT
 
-__all__ = ["simulate_pools"]
+__all__ = ["simulate_pools", "outcomes_of"]
 
 
 def simulate_pools(plan: GrimdarkPlan, n: int, rng: np.random.Generator, limit: int):
@@ -108,3 +111,24 @@ def _attacks(side: SidePlan, pool: Pool, L: np.ndarray, L0: np.ndarray) -> np.nd
         return C[np.maximum(cut, d)] - C[d]
     behind = np.minimum(cut + side.supporting, M)
     return C[np.maximum(behind, d)] - C[np.maximum(cut, d)]
+
+
+def outcomes_of(plan: GrimdarkPlan, La: np.ndarray, Ld: np.ndarray, n_rounds: np.ndarray, rounds: Rounds,
+                weights: np.ndarray | None = None) -> Outcomes:
+    """Outcomes of fights ending with wounds lost ``La``, ``Ld`` after ``n_rounds`` rounds.
+
+    A squad that wipes out the other and has models left wins; both standing after
+    N rounds, more wounds inflicted wins; both wiped out, equal or a capped fight
+    to the end, a draw.
+    """
+    sa, sd = plan.sides
+    a_alive, d_alive = La < sa.wounds, Ld < sd.wounds
+    both = a_alive & d_alive
+    capped = both if rounds == END else np.zeros(len(La), bool)
+    by_wounds = np.where(Ld > La, ATTACKER, np.where(La > Ld, DEFENDER, DRAW))
+    winner = np.where(a_alive & ~d_alive, ATTACKER, np.where(d_alive & ~a_alive, DEFENDER, DRAW))
+    winner = np.where(both & ~capped, by_wounds, winner).astype(np.int8)
+    cat_a = np.where(a_alive, SURVIVED, WIPED_OUT).astype(np.int8)
+    cat_d = np.where(d_alive, SURVIVED, WIPED_OUT).astype(np.int8)
+    extras = {"models_lost_attacker": sa.dead[La], "models_lost_defender": sd.dead[Ld]}
+    return Outcomes(winner, La, Ld, cat_a, cat_d, n_rounds, capped, extras, weights=weights)

@@ -14,8 +14,9 @@ driven by one joint roll of two dice per round, so the kernel draws one integer
 in 0..35 per fight and round and moves every fight through a 9 x 36 table.
 
 Modules: ``units`` (the unit, the chart and its result codes), ``plan`` (the
-transition table), ``kernel`` (the vectorised kernel) and ``reference`` (the
-scalar reference the kernel is tested against).
+transition table), ``kernel`` (the vectorised kernel), ``exact`` (the chain
+propagated: exact answers) and ``reference`` (the scalar reference the kernel is
+tested against).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from numpy.typing import NDArray
 from ...dice import DiceStream
 from ...errors import MatchupError, Where
 from ...outcomes import Outcomes, TrialOutcome
-from ...ruleset import END, BalanceSettings, Matchup, Rounds, Ruleset
+from ...ruleset import END, BalanceSettings, ExactOutcome, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField, points_field
+from . import exact as exact_chain
 from . import kernel
 from .plan import MechaPlan, _transition_table
 from .reference import resolve_fight
@@ -137,6 +139,14 @@ class Mecha(Ruleset):
     def outcomes_from_states(states: NDArray, n_rounds: NDArray, weights: NDArray, rounds: Rounds, limit: int) -> Outcomes:
         """Outcomes of fights ending in these states (:func:`.kernel.outcomes_from_states`)."""
         return kernel.outcomes_from_states(states, n_rounds, weights, rounds, limit)
+
+    # ----------------------------------------------------------------- exact
+    def exact_work(self, plan: MechaPlan, rounds: Rounds, max_rounds: int) -> int:
+        """Every mecha fight is a 9-state chain: always exact (:mod:`.exact`)."""
+        return exact_chain.exact_work(plan, rounds, max_rounds)
+
+    def exact(self, plan: MechaPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
+        return exact_chain.exact(plan, rounds, max_rounds)
 
     # ------------------------------------------------------------- reference
     def working_set(self, plan: MechaPlan, n: int) -> int:

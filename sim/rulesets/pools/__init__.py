@@ -57,8 +57,9 @@ import numpy as np
 from ...dice import DiceStream
 from ...errors import MatchupError
 from ...outcomes import Outcomes, TrialOutcome
-from ...ruleset import END, BalanceSettings, Extra, Matchup, Rounds, Ruleset
+from ...ruleset import END, BalanceSettings, ExactOutcome, Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField, points_field
+from . import exact as exact_chain
 from .kernel import run_multinomial, run_rounds
 from .plan import PoolsPlan, build_plan
 from .reference import resolve_fight
@@ -181,6 +182,14 @@ class Pools(Ruleset):
         if method == "binomial":
             return run_rounds(plan.sides, plan.setup, n, rng, fixed, limit)
         return run_rounds(plan.sides, plan.setup, n, rng, fixed, limit, plan.tables, plan.single)
+
+    # ----------------------------------------------------------------- exact
+    def exact_work(self, plan: PoolsPlan, rounds: Rounds, max_rounds: int) -> int | None:
+        """One engagement is always exact; longer fights while their states stay few (:mod:`.exact`)."""
+        return exact_chain.exact_work(plan, rounds, max_rounds)
+
+    def exact(self, plan: PoolsPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
+        return exact_chain.exact(plan, rounds, max_rounds)
 
     # ------------------------------------------------------------- reference
     def working_set(self, plan: PoolsPlan, n: int) -> int:

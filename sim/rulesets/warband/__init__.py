@@ -87,8 +87,9 @@ import numpy as np
 from ...dice import DiceStream
 from ...errors import MatchupError, Where
 from ...outcomes import Outcomes, TrialOutcome
-from ...ruleset import Extra, Matchup, Rounds, Ruleset
+from ...ruleset import ExactOutcome, Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField, points_field
+from . import exact as exact_chain
 from .compiled import simulate_loop
 from .groups import simulate_groups
 from .kernel import simulate
@@ -221,6 +222,14 @@ class Warband(Ruleset):
         return replace(plan, kernel=build_plan(plan.attacker, plan.defender, plan.charging, plan.fist_as_user,
                                                all_alone=plan.all_alone, rout=plan.rout, reengage=plan.reengage,
                                                engine=engine))
+
+    # ----------------------------------------------------------------- exact
+    def exact_work(self, plan: WarbandPlan, rounds: Rounds, max_rounds: int) -> int | None:
+        """One warrior against one is a chain over both warriors' (wounds, status) (:mod:`.exact`)."""
+        return exact_chain.exact_work(plan, rounds, max_rounds)
+
+    def exact(self, plan: WarbandPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
+        return exact_chain.exact(plan, rounds, max_rounds)
 
     def working_set(self, plan: WarbandPlan, n: int) -> int:
         """Memory guard estimate: per fight, int8 state per warrior and int8 dice per attack

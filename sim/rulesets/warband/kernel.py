@@ -29,7 +29,7 @@ from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, critical_result, injury_result,
 )
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "final_outcomes"]
 
 #: Critical table by modified roll 0..7 (index = roll); injury table by total 0..9 and concussion.
 _CRIT = np.array([0] + [critical_result(r) for r in range(1, 8)], np.int8)
@@ -106,6 +106,18 @@ def simulate(kp: KernelPlan, n: int, rng: np.random.Generator, rounds: Rounds, m
                 st.keep(~finish)
             else:
                 st.ids = st.ids[:0]
+    return final_outcomes(kp, fin_status, fin_wounds, fin_rounds, fin_done, rounds, fin_rout)
+
+
+def final_outcomes(kp: KernelPlan, fin_status: NDArray, fin_wounds: NDArray, fin_rounds: NDArray, fin_done: NDArray,
+                   rounds: Rounds, fin_rout: NDArray | None = None, weights: NDArray | None = None) -> Outcomes:
+    """Outcomes of fights ending with these warriors' statuses and wounds (shape (fights, warriors)).
+
+    ``fin_done``: a side is all out of action (else the fight reached its round
+    limit); ``fin_rout``: the winner of a routed fight, 0 if none.
+    """
+    na, nd = kp.sides[0].count, kp.sides[1].count
+    nw = na + nd
     ooa = fin_status == OUT_OF_ACTION
     oa, od = ooa[:, :na].sum(1), ooa[:, na:].sum(1)
     full_w = np.array([kp.sides[0].w] * na + [kp.sides[1].w] * nd, np.int64)
@@ -123,9 +135,9 @@ def simulate(kp: KernelPlan, n: int, rng: np.random.Generator, rounds: Rounds, m
     for sl in (slice(0, na), slice(na, nw)):
         s = fin_status[:, sl]
         cats.append(np.where(ooa[:, sl].all(1), 0, np.where((s == STANDING).any(1), 2, 1)).astype(np.int8))
-    return Outcomes(w, da, dd, cats[0], cats[1], fin_rounds, capped,
-                    {"out_of_action_attacker": oa.astype(np.int64), "out_of_action_defender": od.astype(np.int64)})
-
+    return Outcomes(w, da, dd, cats[0], cats[1], np.asarray(fin_rounds, np.int64), capped,
+                    {"out_of_action_attacker": oa.astype(np.int64), "out_of_action_defender": od.astype(np.int64)},
+                    weights=weights)
 
 def _rejoin(st: _State) -> None:
     """Free warriors (every contact out of action) join the live enemy with the fewest live opponents.
