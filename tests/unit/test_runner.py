@@ -38,7 +38,7 @@ class ShuffledExecutor:
             self._waiting.append((fut, fn, args))
             self.tasks += 1
             if fn.__name__ == "run_items":
-                self.items += [(it[0], it[5], it[6]) for it in args[4]]
+                self.items += [(it[0], it[4], it[5]) for it in args[4]]
             self._lock.notify()
         return fut
 
