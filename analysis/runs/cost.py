@@ -130,11 +130,17 @@ def _probe(ruleset: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds:
     return time.perf_counter() - t0
 
 
+#: Jobs whose plan tables are measured to pick the probed cells (evenly spread over the batch).
+SIZED_CELLS = 64
+
+
 def _sample(jobs: Sequence[CellJob]) -> list[CellJob]:
-    """The jobs with the largest, middle and smallest plan tables (cost grows with the models fielded)."""
+    """The jobs with the largest, middle and smallest plan tables (cost grows with the models fielded),
+    among :data:`SIZED_CELLS` spread over the batch (measuring every plan of a big matrix takes seconds)."""
     if len(jobs) <= PROBE_CELLS:
         return list(jobs)
-    by_size = sorted(range(len(jobs)), key=lambda i: (-table_bytes(jobs[i].plan), i))
+    spread = sorted(set(range(0, len(jobs), max(1, len(jobs) // SIZED_CELLS))))
+    by_size = sorted(spread, key=lambda i: (-table_bytes(jobs[i].plan), i))
     picks = dict.fromkeys([by_size[0], by_size[len(by_size) // 2], by_size[-1]])
     return [jobs[i] for i in picks]
 
