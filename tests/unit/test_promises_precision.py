@@ -16,7 +16,7 @@ from analysis.runs.jobs import CellJob, job_steps, outcome_half_width, run_jobs
 from analysis.runs.matrix import cell_stream, matchup_matrix
 from sim.rng import BLOCK_TRIALS, SUB_BLOCK_TRIALS, root_sequence
 from sim.rulesets import get_ruleset
-from tests.unit.test_runner import ShuffledExecutor, _same
+from tests.unit.test_runner import _same
 
 DUEL = ["Sellsword", "Duellist", "Knight"]
 
@@ -48,26 +48,6 @@ def _jobs(rs, names, half_width, cap):
             _, plan = sim.build_matchup(rs, a, d, roster=ros, budget="none")
             out.append(CellJob((a, d), plan, cell_stream(a, d), cap, half_width))
     return out
-
-
-@pytest.mark.parametrize("slots", [3, 1000])
-def test_sub_block_stops_are_the_same_in_any_finishing_order(slots):
-    """Default blocks cut in sub-blocks: cells stop mid-block, at the same sub-block whoever runs them."""
-    rs = get_ruleset("duel")
-    jobs = _jobs(rs, ["Sellsword", "Duellist", "Knight", "Ogre"], 0.003, 4 * BLOCK_TRIALS)
-    root = root_sequence(5)
-    seq = run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50)
-    trials = [r.tally.trials for r in seq.values()]
-    assert any(t % BLOCK_TRIALS for t in trials) and max(trials) > BLOCK_TRIALS  # mid-block stops, past a block
-    assert all(t % SUB_BLOCK_TRIALS == 0 for t in trials)
-    shuffled = ShuffledExecutor(seed=slots, slots=slots)
-    try:
-        par = run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50, executor=shuffled)
-    finally:
-        shuffled.close()
-    _same(seq, par)
-    assert len(shuffled.items) > len(jobs)  # the cells' sub-blocks went out in several tasks
-    _same(seq, run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50, workers=2))
 
 
 def test_sub_block_steps_and_fixed_blocks():

@@ -464,3 +464,29 @@ def test_a_damaged_store_is_one_line_and_fresh_starts_a_new_one(tmp_path, capsys
     with ResultsStore(out / STORE_DIR / STORE_FILE) as store:  # a row that does not parse is recomputed
         store.db.execute("UPDATE cells SET tally = '{not json'")
     assert main(args) == 0 and json.loads((out / "metadata.json").read_text())["resumed_cells"] == 0
+
+
+def test_resuming_sub_block_cells_gives_the_uninterrupted_numbers_and_unfit_rows_are_recomputed(tmp_path):
+    """Adaptive cells stop mid-block, at a sub-block: a resumed run reuses exactly those, and a stored row
+    that no run of its job could have produced (a trial count between sub-blocks, or short of the target)
+    is not used, even when it is consistent and signed."""
+    from analysis.runs.jobs import stored_result_fits
+    from sim.rng import SUB_BLOCK_TRIALS
+
+    kw = dict(units=["Sellsword", "Duellist", "Knight"], half_width=0.004, max_trials=4 * BLOCK_TRIALS, seed=5,
+              budget="none")
+    whole = matchup_matrix("duel", **kw)
+    assert any(t % BLOCK_TRIALS for t in whole.long["trials"]) and (whole.long["trials"] % SUB_BLOCK_TRIALS == 0).all()
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        matchup_matrix("duel", store=store, **kw)
+        again = matchup_matrix("duel", store=store, **kw)
+        assert again.resumed_cells == 9 and again.long.equals(whole.long) and not store.ignored
+    job = _job(max_trials=4 * BLOCK_TRIALS, half_width=0.004)
+    rs = get_ruleset("duel")
+    r = whole.results[("Sellsword", "Knight")].tally
+    assert stored_result_fits(job, rs, r, None)
+    assert not stored_result_fits(dataclasses.replace(job, half_width=0.0001), rs, r, None)  # short of target
+    odd = sim.fight("duel", "Sellsword", "Knight", trials=SUB_BLOCK_TRIALS + 7, seed=1, budget="none").tally
+    assert not stored_result_fits(job, rs, odd, None)  # between two sub-blocks
+    assert not stored_result_fits(dataclasses.replace(job, half_width=None), rs, r, None)  # fixed: the whole cap
+    assert not stored_result_fits(job, get_ruleset("mecha"), r, None)  # another ruleset's categories
