@@ -106,7 +106,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 
         gap = shortfall(((f"{a} vs {d}", r.tally) for (a, d), r in matrix.results.items()), half_width)
         _note_shortfall(gap, half_width, max_trials)
-        meta = {"command": "balance", "ruleset": rs.id, "cells": int(len(matrix.long)), "half_width": half_width,
+        meta = {"command": "balance", "ruleset": rs.id, "cells": len(matrix.long), "half_width": half_width,
                 "max_trials": max_trials, **{k: v for k, v in gap.items() if k != "cells"}}
     if folder:
         def write(d: Any) -> list[Any]:

@@ -111,7 +111,7 @@ def _unknown_file(files: set[str], folders: list[Path], folder: Path) -> str | N
         if not extra:
             return None
         best = best or extra[0]
-    return best or sorted(files)[0]
+    return best or min(files)
 
 
 def foreign_entry(folder: Path) -> Path | None:

@@ -44,7 +44,7 @@ PROBE_CELLS = 3
 #: The probe's stream tag: its fights are thrown away and draw from no stream a result uses.
 _PROBE_TAG = stable_key("meleelab cost probe")
 
-_listeners: list[Callable[["CostEstimate"], None]] = []
+_listeners: list[Callable[[CostEstimate], None]] = []
 
 
 @dataclass(frozen=True)
