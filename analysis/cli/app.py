@@ -52,14 +52,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status (0 ok, 2 bad input or an output that cannot be written, 130 interrupted).
 
     A failing command prints exactly one line on stderr; notes and warnings (a
-    clamped ``--workers``, glyphs missing from the plot font) are printed, one
-    line each, only when the command succeeds.
+    clamped ``--workers``, glyphs missing from the plot font, cells short of the
+    target half-width, cells taken from the results store) are printed, one line
+    each, only when the command succeeds (or, for ``report --all``, writes the
+    reports that did not fail).
     """
     NOTES.clear()
     with warnings.catch_warnings():
         warnings.showwarning = lambda message, *args, **kwargs: NOTES.append(_one_line(str(message)))
         code = _run(argv)
-    if code == 0:
+    if code in (0, 1):  # 1: report --all wrote the reports that did not fail
         for note in dict.fromkeys(NOTES):  # once each, in order
             click.echo(f"meleelab: note: {note}", err=True)
     NOTES.clear()

@@ -101,7 +101,13 @@ def balance_rounds_options(f: Callable) -> Callable:
 
 
 def count_bar(quiet: bool, desc: str, unit: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
-    """A tqdm bar counting cells or runs (not fights) on stderr; nothing when quiet or not a terminal."""
+    """A tqdm bar counting cells or runs (not fights) on stderr, with an ETA; nothing when quiet or not a terminal.
+
+    The runs report their total before the first cell runs (:func:`analysis.runs.jobs.run_jobs`), so
+    the bar knows it from the start and shows the time left. A new batch of cells (another total, or a
+    count going back: the next matrix of ``report``, the next round of fair-price fights) starts the
+    bar and its clock afresh, so the ETA is that batch's.
+    """
     if quiet or not sys.stderr.isatty():
         return None, lambda: None
     from tqdm import tqdm
@@ -109,8 +115,8 @@ def count_bar(quiet: bool, desc: str, unit: str) -> tuple[Callable[[int, int], N
     bar = tqdm(total=None, desc=desc, unit=unit, file=sys.stderr, delay=0.5, leave=False)
 
     def update(done: int, total: int) -> None:
-        if bar.total != total:
-            bar.total = total
+        if bar.total != total or done < bar.n:
+            bar.reset(total=total)
         bar.update(done - bar.n)
 
     return update, bar.close

@@ -15,10 +15,13 @@ from .options import (
     report_run_options,
     roster_arg,
 )
+from .scale import announce_long_runs as _announce_long_runs
 from .scale import echo_written as _echo_written
 from .scale import executor_for as _executor
 from .scale import fresh_option as _fresh_option
+from .scale import note_shortfall as _note_shortfall
 from .scale import out_folder as _out_folder
+from .scale import write_metadata as _write_metadata
 from .types import unit_names
 
 __all__ = ["balance_cmd", "report_cmd", "diff_cmd"]
@@ -41,7 +44,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
     Runs the matchup matrix (or reads one with --from-matrix) and prints the
     tables; --out writes rankings.csv, nash.csv, dominated.csv, cycles.csv,
     fair_points.csv, points_efficiency.csv, side_averaged.csv, payoff.csv and
-    balance_model.txt (plus matrix_long.csv and matrix.csv when simulated).
+    balance_model.txt (plus matrix_long.csv, matrix.csv and metadata.json when simulated).
     """
     from pathlib import Path
 
@@ -51,7 +54,8 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
     rs = sim.get_ruleset(ruleset)
     if out:
         check_output_dir(out)
-    folder = _out_folder(out, [("--roster", roster), ("--from-matrix", from_matrix)])
+    folder = _out_folder(out, [("--roster", roster), ("--from-matrix", from_matrix)], "balance")
+    click.get_current_context().with_resource(_announce_long_runs())
     # the cluster stays up until the command ends (click closes it): the fair prices fight more copy counts on it
     executor = click.get_current_context().with_resource(_executor(scheduler, workers)) if not from_matrix else None
     if from_matrix:
@@ -98,11 +102,20 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 
     click.echo(f"({source})")
     click.echo(balance_text(summary))
+    meta: dict[str, Any] = {}
+    if not from_matrix:
+        from ..runs.jobs import shortfall
+
+        gap = shortfall(((f"{a} vs {d}", r.tally) for (a, d), r in matrix.results.items()), half_width)
+        _note_shortfall(gap, half_width, max_trials)
+        meta = {"command": "balance", "ruleset": rs.id, "cells": len(matrix.long), "half_width": half_width,
+                "max_trials": max_trials, **{k: v for k, v in gap.items() if k != "cells"}}
     if folder:
         def write(d: Any) -> list[Any]:
             paths = write_balance(summary, d)
             if not from_matrix:
                 paths += [p for p in write_matrix(matrix, d, png=False) if p.suffix in (".csv", ".json")]
+                paths.append(_write_metadata(d, meta))
             return paths
 
         _echo_written(folder.replace(write))
@@ -145,15 +158,22 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
             raise Failure("report --all uses each ruleset's shipped roster and its own budget: "
                           "give no RULESET, --roster, --units, --set, --budget or --feature")
         check_output_dir(out)  # before computing five reports
-        with _executor(scheduler, workers) as executor:
-            result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
-                               half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
-                               rules_defaults=rules_defaults, fielding=fielding,
-                               workers=workers, executor=executor, fresh=fresh, baseline=baseline)
+        update, close = count_bar(quiet, "report --all", "cells")
+        try:
+            click.get_current_context().with_resource(_announce_long_runs())
+            with _executor(scheduler, workers) as executor:
+                result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
+                                   half_width=half_width, max_trials=max_trials, rounds=rounds,
+                                   max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
+                                   workers=workers, executor=executor, fresh=fresh, baseline=baseline,
+                                   progress=update)
+        finally:
+            close()
         click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
                    f"(index: {os.path.join(out, 'index.html')})")
         for rid, why in result["failed"].items():
             click.echo(f"not generated: {rid}: {why}", err=True)
+        _note_shortfall(_written_shortfall(out, [h["ruleset"] for h in result["ok"]]), half_width, max_trials)
         return 1 if result["failed"] else 0
     if not ruleset:
         raise Failure("report: name a RULESET or give --all")
@@ -161,9 +181,10 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
     ros = roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
     check_output_dir(out)
-    folder = _out_folder(out, [("--roster", roster)])
+    folder = _out_folder(out, [("--roster", roster)], "report")
     update, close = count_bar(quiet, f"{rs.id} report", "cells")
     start = time.perf_counter()
+    click.get_current_context().with_resource(_announce_long_runs())  # until the command ends: the store's notes
     try:
         with _executor(scheduler, workers) as executor:
             rep = build_report(rs, ros, units=unit_names(units, unit_list), seed=seed, half_width=half_width,
@@ -178,6 +199,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
         close()
     click.echo(f"{rs.id}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
                f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files ({os.path.join(out, 'report.html')})")
+    _note_shortfall(_written_shortfall(out, ["."]), half_width, max_trials)
     return 0
 
 
@@ -202,9 +224,27 @@ def diff_cmd(old_dir: str, new_dir: str, z: float, out: str | None, show_all: bo
 
     if out:
         check_output_dir(out)
-    folder = _out_folder(out, [("OLD_DIR", old_dir), ("NEW_DIR", new_dir)])  # replaced whole, like every output
+    folder = _out_folder(out, [("OLD_DIR", old_dir), ("NEW_DIR", new_dir)], "diff")  # replaced whole, like every output
     result = diff_runs(old_dir, new_dir, z=z)
     click.echo(diff_text(result, limit=None if show_all else 40))
     if folder:
         for p in folder.replace(result.write):
             click.echo(f"wrote {p}")
+
+
+def _written_shortfall(out: str, folders: list[str]) -> dict[str, Any]:
+    """The cells short of the target, summed over the reports just written (read back from their metadata.json)."""
+    import json
+    from pathlib import Path
+
+    cells, short, widths = 0, 0, []
+    for name in folders:
+        try:
+            meta = json.loads((Path(out) / name / "metadata.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        cells += int(meta.get("half_width_cells") or 0)
+        short += int(meta.get("cells_short_of_half_width") or 0)
+        if meta.get("widest_half_width") is not None:
+            widths.append(float(meta["widest_half_width"]))
+    return {"cells": cells, "cells_short_of_half_width": short, "widest_half_width": max(widths, default=None)}

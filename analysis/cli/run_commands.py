@@ -18,9 +18,11 @@ from .options import (
     roster_option,
     run_options,
 )
+from .scale import announce_long_runs as _announce_long_runs
 from .scale import echo_written as _echo_written
 from .scale import executor_for as _executor
 from .scale import fresh_option as _fresh_option
+from .scale import note_shortfall as _note_shortfall
 from .scale import out_folder as _out_folder
 from .scale import write_metadata as _write_metadata
 from .types import NOTES, TRIALS, unit_names
@@ -46,10 +48,12 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
 
     Writes OUT/matrix_long.csv (one row per pair), OUT/matrix.csv (attacker rows x
     defender columns of P(attacker wins)), OUT/matrix.json (settings, seed), OUT/matrix.png
-    and OUT/metadata.json (resumed_cells). Finished cells are kept in OUT's results
-    store: the same command again computes only the cells still missing.
+    and OUT/metadata.json (resumed_cells, the cells short of --half-width). Finished
+    cells are kept in OUT's results store: the same command again computes only the
+    cells still missing.
     """
     from ..report.writers import write_matrix
+    from ..runs.jobs import shortfall
     from ..runs.matrix import matchup_matrix
     from .tables import matrix_text
 
@@ -58,8 +62,9 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
-    folder = _out_folder(out, [("--roster", roster)])
+    folder = _out_folder(out, [("--roster", roster)], "matrix")
     update, close = count_bar(quiet, f"{rs.id} matrix", "cells")
+    click.get_current_context().with_resource(_announce_long_runs())  # until the command ends: the store's notes
     try:
         with _executor(scheduler, workers) as executor:
             m = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width, max_trials=max_trials,
@@ -83,8 +88,12 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
                f"seed entropy {m.provenance['seed_entropy']}")
     for unit, why in m.excluded.items():
         click.echo(f"left out {unit}: {why}")
+    gap = shortfall(((f"{a} vs {d}", r.tally) for (a, d), r in m.results.items()), half_width)
+    _note_shortfall(gap, half_width, max_trials)
     if folder:
-        meta = {"command": "matrix", "ruleset": rs.id, "cells": int(len(m.long)), "resumed_cells": m.resumed_cells}
+        meta = {"command": "matrix", "ruleset": rs.id, "cells": int(len(m.long)), "resumed_cells": m.resumed_cells,
+                "half_width": half_width, "max_trials": max_trials,
+                **{k: v for k, v in gap.items() if k != "cells"}}
         _echo_written(folder.replace(lambda d: write_matrix(m, d) + [_write_metadata(d, meta)]))
 
 
@@ -139,8 +148,9 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
-    folder = _out_folder(out, [("--roster", roster or roster_file)])
+    folder = _out_folder(out, [("--roster", roster or roster_file)], "sweep")
     update, close = count_bar(quiet, f"sweep {field}", "runs")
+    click.get_current_context().with_resource(_announce_long_runs())  # until the command ends: the store's notes
     try:
         with _executor(scheduler, workers) as executor:
             frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros,
@@ -229,8 +239,9 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
     states, overrides, options = sim.parse_settings(rs, settings)
     if out:
         check_output_dir(out)
-    folder = _out_folder(out, [("--roster", roster)])
+    folder = _out_folder(out, [("--roster", roster)], "compare")
     update, close = count_bar(quiet, "compare", "runs")
+    click.get_current_context().with_resource(_announce_long_runs())  # until the command ends: the store's notes
     try:
         with _executor(scheduler, workers) as executor:
             frame = compare(rs, base, var, list(opponents) or None, roster=ros,

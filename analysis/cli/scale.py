@@ -1,7 +1,11 @@
-"""CLI pieces for scaling out and resuming: ``--scheduler``, ``--fresh`` and ``--out`` folders.
+"""CLI pieces for scaling out and resuming: ``--scheduler``, ``--fresh``, ``--out`` folders, and what a run tells.
 
 Kept apart from :mod:`analysis.cli` so that the commands only thread them
-through; see ``docs/scale.md``.
+through; see ``docs/scale.md``. Besides the folders, this is where a command
+says, in one line each on stderr: what a long run will cost before it starts
+(:func:`announce_long_runs`), which cells the trial cap stopped short of the
+target half-width (:func:`note_shortfall`), and how many cells came from the
+results store or were ignored there (:func:`note_store`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from sim.errors import InputError
 from ..report.io import atomic_write_text, to_json
 
 __all__ = ["scheduler_option", "fresh_option", "executor_for", "out_folder", "echo_written", "write_metadata",
-           "refuse_out_holding"]
+           "refuse_out_holding", "announce_long_runs", "note_shortfall", "note_store"]
 
 
 def scheduler_option(f: Callable) -> Callable:
@@ -42,18 +46,24 @@ def executor_for(scheduler: str | None, workers: int) -> Iterator[Any]:
         yield client
 
 
-def out_folder(out: str | None, inputs: Sequence[tuple[str, str | None]] = ()) -> Any:
-    """The ``--out`` folder (:class:`analysis.report.outdir.OutputFolder`, checked now, before any work), or None.
+def out_folder(out: str | None, inputs: Sequence[tuple[str, str | None]] = (), command: str = "meleelab") -> Any:
+    """The ``--out`` folder (:class:`analysis.report.outdir.OutputFolder`, checked and locked now, before any
+    work), or None.
 
     ``inputs`` are the command's input paths, ``(flag, path)``: an ``--out`` that holds one is refused
-    (:func:`refuse_out_holding`).
+    (:func:`refuse_out_holding`). The folder is closed (its store closed, its lock released) when the
+    command ends, whether it succeeds or fails.
     """
     refuse_out_holding(out, inputs)
     if not out:
         return None
     from ..report.outdir import OutputFolder
 
-    return OutputFolder(out)
+    folder = OutputFolder(out, command)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(folder.close)
+    return folder
 
 
 def refuse_out_holding(out: str | None, inputs: Sequence[tuple[str, str | None]]) -> None:
@@ -87,3 +97,52 @@ def write_metadata(folder: Any, meta: dict[str, Any]) -> Any:
     from ..report.outdir import STORE_DIR, STORE_FILE
 
     return atomic_write_text(f"{folder}/metadata.json", to_json({**meta, "store": f"{STORE_DIR}/{STORE_FILE}"}) + "\n")
+
+
+#: A run whose estimate is over this many CPU seconds is announced before it starts.
+ANNOUNCE_SECONDS = 60.0
+
+
+@contextlib.contextmanager
+def announce_long_runs() -> Iterator[None]:
+    """While cells run: print the cost estimate of every batch estimated over a minute, before it starts (one
+    line each), and note what each results store closed meanwhile gave and ignored (:func:`note_store`)."""
+    from ..runs.cost import cost_listener
+    from ..runs.store import store_listener
+
+    def tell(estimate: Any) -> None:
+        if estimate.cpu_seconds > ANNOUNCE_SECONDS:
+            click.echo(f"meleelab: estimate: {estimate.text()}; Ctrl-C stops it (finished cells are kept with "
+                       "--out)", err=True)
+
+    with cost_listener(tell), store_listener(note_store):
+        yield
+
+
+def note_shortfall(summary: dict[str, Any], half_width: float, max_trials: int) -> None:
+    """One note when the trial cap stopped cells short of the target (``summary`` from
+    :func:`analysis.runs.jobs.shortfall`, or several merged)."""
+    from .types import NOTES
+
+    short = int(summary.get("cells_short_of_half_width") or 0)
+    if short:
+        NOTES.append(f"{short:,} of {int(summary['cells']):,} cells stopped at --max-trials {max_trials:,} wider than "
+                     f"--half-width {half_width:g} (widest +-{summary['widest_half_width']:.4f}); raise --max-trials "
+                     "to reach it (metadata.json names them)")
+
+
+def note_store(store: Any) -> None:
+    """Notes on the results store: the signing key's trouble, cells taken from it, rows ignored in it."""
+    from .types import NOTES
+
+    if store is None:
+        return
+    if store.signer.problem:
+        NOTES.append(f"{store.signer.problem}: cells stored now cannot be reused by a later run")
+    if store.reused:
+        NOTES.append(f"{len(store.reused):,} cells came from the results store {store.path} (--fresh recomputes "
+                     "them)")
+    if store.ignored:
+        NOTES.append(f"{len(store.ignored):,} cells in the results store {store.path} were ignored and computed "
+                     "again: not signed with this user's key (from another user or machine, or edited) or "
+                     "inconsistent")

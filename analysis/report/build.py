@@ -165,6 +165,9 @@ class Report:
 
         ``resumed_cells`` counts the matrix cells taken from the results store
         (the only entry that differs between a resumed and an uninterrupted run).
+        ``cells_short_of_half_width``, ``widest_half_width`` (win, loss or draw) and
+        ``short_of_half_width`` (each such cell named) say which of the
+        ``half_width_cells`` matrix cells the trial cap stopped short of the target.
         """
         import matplotlib
 
@@ -188,7 +191,21 @@ class Report:
                                   "matplotlib": matplotlib.__version__}),
             "files": self.file_names(),
             "resumed_cells": int(getattr(self.matrix, "resumed_cells", 0)),
+            **self._shortfall(),
         }
+
+    def _shortfall(self) -> dict[str, Any]:
+        """The matrix cells (headline and one a side) the trial cap stopped short of the target half-width."""
+        from ..runs.jobs import merge_shortfalls, shortfall
+
+        hw = self.settings.get("half_width")
+        parts = [shortfall(((f"{a} vs {d}", r.tally) for (a, d), r in self.matrix.results.items()), hw)]
+        if self.one_for_one is not None:
+            parts.append(shortfall(((f"{a} vs {d} (one a side)", r.tally)
+                                    for (a, d), r in self.one_for_one.results.items()), hw))
+        gap = merge_shortfalls(parts)
+        return {"half_width_cells": gap["cells"], "cells_short_of_half_width": gap["cells_short_of_half_width"],
+                "widest_half_width": gap["widest_half_width"], "short_of_half_width": gap["short_of_half_width"]}
 
     def file_names(self) -> list[str]:
         names = ["report.html", "summary.md", "metadata.json", "matrix_long.csv", "matrix.csv", "matrix.json",

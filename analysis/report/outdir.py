@@ -13,8 +13,17 @@ just before the swap it is moved into the staging folder, so it is inside the
 new output too. Leftovers of a killed run (staging folders, a store caught in
 one) are cleaned up, or adopted, by the next run on the same folder.
 
-Refuses to replace a folder holding files meleelab does not write (``--out ~``
-or ``--out .`` in a source tree would otherwise be swept away).
+Refuses to replace a folder that meleelab did not write (:mod:`analysis.report.owned`:
+every output folder carries a ``.meleelab`` marker naming its entries; folders of
+older versions are recognised by their file names), so ``--out ~``, ``--out .``
+in a source tree or a folder of the user's own CSV files are never swept away.
+
+One run at a time per folder: :class:`OutputFolder` holds an exclusive
+``fcntl.flock`` on ``.NAME.lock`` beside the target from the moment it is made
+until the output is swapped in (or the run fails), so a second run on the same
+``--out`` is refused in one line instead of silently overwriting the first.
+The kernel drops the lock when its process dies, so a killed run never blocks
+the next one.
 """
 
 from __future__ import annotations
@@ -30,31 +39,86 @@ from pathlib import Path
 from sim.errors import InputError
 
 from ..runs.store import ResultsStore
+from .owned import MARKER, STORE_DIR, STORE_FILE, foreign_entry, write_markers
 
-__all__ = ["OutputFolder", "replace_folder", "STORE_DIR", "STORE_FILE"]
-
-#: The results store's folder inside an output folder, and its database file.
-STORE_DIR = ".meleelab-store"
-STORE_FILE = "results.sqlite"
-
-#: File types meleelab writes; a folder holding only these (and folders of them) may be replaced.
-OUTPUT_SUFFIXES = {".csv", ".json", ".png", ".html", ".md", ".txt"}
+__all__ = ["OutputFolder", "replace_folder", "FolderLock", "STORE_DIR", "STORE_FILE", "MARKER"]
 
 
-def _is_ours(path: Path) -> Path | None:
-    """The first entry under ``path`` that meleelab would not have written, or None."""
-    for entry in path.iterdir():
-        if entry.name == STORE_DIR or (entry.name.startswith(".") and entry.name.endswith(".tmp")):
-            continue  # the store, and temporary files of an atomic write that was interrupted
-        if entry.is_symlink():
-            return entry
-        if entry.is_dir():
-            bad = _is_ours(entry)
-            if bad is not None:
-                return bad
-        elif entry.suffix.lower() not in OUTPUT_SUFFIXES:
-            return entry
-    return None
+class FolderLock:
+    """An exclusive, non-blocking ``flock`` on ``.NAME.lock`` beside a folder (see the module docstring).
+
+    Parameters
+    ----------
+    target : Path
+        The folder (resolved); its parent is created if needed.
+    given : str
+        How the user named it (for the message).
+
+    Raises
+    ------
+    InputError
+        Another process holds the lock.
+    """
+
+    def __init__(self, target: Path, given: str) -> None:
+        self.path = target.parent / f".{target.name}.lock"
+        self._fd: int | None = None
+        self._made = [p for p in target.parents if not p.exists()]  # removed again if the run leaves nothing
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - no flock here (Windows): one run at a time is up to the user
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = _read_pid(fd)
+                os.close(fd)
+                self._forget_made()
+                raise InputError(f"--out {given}: another meleelab run{holder} is writing this folder; wait for it "
+                                 "to finish, or give another --out folder") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the previous holder removed the file between our open and our lock: lock the new one
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        self._fd = fd
+
+    def release(self) -> None:
+        """Remove the lock file and drop the lock (in that order: a waiting run then locks a new file)."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        os.close(fd)
+        self._forget_made()
+
+    def _forget_made(self) -> None:
+        for p in self._made:  # deepest first: folders made for the lock file, if they stayed empty
+            try:
+                p.rmdir()
+            except OSError:
+                break
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def _read_pid(fd: int) -> str:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii").strip()
+    except (OSError, UnicodeError):
+        return ""
+    return f" (process {text})" if text.isdigit() else ""
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -112,28 +176,38 @@ class OutputFolder:
     ----------
     path : str or Path
         The output folder (need not exist). A symlink is followed: its target is replaced.
+    command : str
+        The command writing it, recorded in the folder's marker.
 
     Raises
     ------
     InputError
-        ``path`` is a file, or a folder holding files meleelab does not write.
+        ``path`` is a file, a folder that meleelab did not write, or a folder
+        another run is writing now (it is locked until :meth:`replace` or :meth:`close`).
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, command: str = "meleelab") -> None:
         self.given = Path(path)
         self.path = Path(os.path.realpath(self.given))
+        self.command = command
+        self.store: ResultsStore | None = None
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"--out {self.given}: a file, expected a folder")
         if self.path == Path(self.path.anchor):
             raise InputError(f"--out {self.given}: cannot replace the root folder")
         self._pattern = re.compile(r"^\." + re.escape(self.path.name) + r"\.(tmp|old)-(\d+)-\w+$")
-        self.recover()
-        if self.path.is_dir():
-            bad = _is_ours(self.path)
-            if bad is not None:
-                raise InputError(f"--out {self.given}: holds {bad.relative_to(self.path)}, which meleelab did not "
-                                 "write; the folder is replaced as a whole, so give a new or empty folder")
-        self.store: ResultsStore | None = None
+        self.lock = FolderLock(self.path, str(self.given))  # before recovering: another run may be mid-swap
+        try:
+            self.recover()
+            bad = foreign_entry(self.path) if self.path.is_dir() else None
+        except BaseException:
+            self.lock.release()
+            raise
+        if bad is not None:
+            self.lock.release()
+            where = bad.relative_to(self.path) if bad != self.path else "."
+            raise InputError(f"--out {self.given}: holds {where}, which meleelab did not write; the folder is "
+                             "replaced as a whole, so give a new or empty folder (or one meleelab wrote)")
 
     @property
     def store_path(self) -> Path:
@@ -172,11 +246,20 @@ class OutputFolder:
         return self.store
 
     def replace(self, write: Callable[[Path], list[Path]]) -> list[Path]:
-        """Call ``write(staging_folder)``, then swap the staging folder in as the target.
+        """Call ``write(staging_folder)``, mark it, then swap it in as the target; release the lock.
 
         Returns the written paths as they are after the swap (inside the target).
-        The store, if open, is closed and moved into the new folder.
+        The store, if open, is closed and moved into the new folder. Every folder
+        written gets a marker (:func:`analysis.report.owned.write_markers`).
         """
+        try:
+            return self._replace(write)
+        finally:
+            self.close()
+
+    def _replace(self, write: Callable[[Path], list[Path]]) -> list[Path]:
+        import sim
+
         parent = self.path.parent
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-{os.getpid()}-", dir=parent))
@@ -185,6 +268,7 @@ class OutputFolder:
             os.umask(umask)
             os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes 0700 folders; outputs are shared like any folder
             written = write(staging)
+            write_markers(staging, self.command, sim.__version__)
             if self.store is not None:
                 self.store.close()
                 self.store = None
@@ -214,12 +298,15 @@ class OutputFolder:
         _fsync_dir(self.path.parent)
 
     def close(self) -> None:
-        """Close the store without replacing anything (a failed run)."""
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+        """Close the store and release the folder's lock (after :meth:`replace`, or without it: a failed run)."""
+        try:
+            if self.store is not None:
+                store, self.store = self.store, None
+                store.close()
+        finally:
+            self.lock.release()
 
 
-def replace_folder(path: str | Path, write: Callable[[Path], list[Path]]) -> list[Path]:
+def replace_folder(path: str | Path, write: Callable[[Path], list[Path]], command: str = "meleelab") -> list[Path]:
     """Write a folder with ``write(staging)`` and swap it in whole (see :class:`OutputFolder`)."""
-    return OutputFolder(path).replace(write)
+    return OutputFolder(path, command).replace(write)

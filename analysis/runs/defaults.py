@@ -16,6 +16,7 @@ DEFAULT_SEED = 2026
 #: Target Wilson half-width per cell (+-1 percentage point).
 DEFAULT_HALF_WIDTH = 0.01
 #: Trial cap per cell. 32,768 fights give +-0.54 pp at worst (p = 0.5), inside the
-#: target, so every cell runs exactly this many and ``report --all`` stays within a
-#: minute or two on two cores; ask for more with ``--max-trials`` / ``--half-width``.
+#: target, so no cell stops short of it: each stops at the first sub-block of 4,096
+#: fights that meets it (at most 12,288 at p = 0.5); ask for more with
+#: ``--max-trials`` / ``--half-width`` (a cap too low for the target is named on stderr).
 DEFAULT_MAX_TRIALS = 32_768

@@ -1,31 +1,40 @@
-"""Cell jobs: one matchup run block by block on an addressed stream, and the runner of many.
+"""Cell jobs: one matchup run step by step on an addressed stream, and the runner of many.
 
-A :class:`CellJob` draws block ``b`` from ``sim.rng.block_rng(root, *stream, b)``,
-so its numbers depend only on the root seed, its stream and its settings. Jobs
-run adaptively (until the Wilson 95% half-widths of P(attacker), P(defender) and
-P(draw) are at most ``half_width``) or for a fixed number of trials.
+A :class:`CellJob` is cut into *steps* (:class:`Steps`): a fixed-trial job's step
+``g`` is block ``g``, drawn from ``sim.rng.block_rng(root, *stream, g)`` (the
+engine's addressing, so ``sim.fight`` on the same stream gives the same counts);
+an adaptive job's step ``g`` is a sub-block of :data:`sim.rng.SUB_BLOCK_TRIALS`,
+sub-block ``g % SUB_BLOCKS`` of block ``g // SUB_BLOCKS``, drawn from
+``sim.rng.sub_block_rng``. Its numbers depend only on the root seed, its stream
+and its settings. Adaptive jobs stop after the first step at which the Wilson
+95% half-widths of P(attacker), P(defender) and P(draw) are all at most
+``half_width`` (or at the trial cap); checking every few thousand fights instead
+of every 65,536 is what lets a loose target stop early.
+
 :func:`run_jobs` runs them in this process, across worker processes or on a Dask
 cluster (:mod:`analysis.runs.runner`), reusing and filling a results store
-(:mod:`analysis.runs.store`). Shared by matrices, copy curves, sweeps, compares
+(:mod:`analysis.runs.store`), with a cost estimate before a long run
+(:mod:`analysis.runs.cost`). Shared by matrices, copy curves, sweeps, compares
 and the solver.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from sim.limits import check_workers, iter_block_sizes
-from sim.rng import BLOCK_TRIALS, block_rng
+from sim.limits import check_workers
+from sim.rng import BLOCK_TRIALS, SUB_BLOCK_TRIALS, block_rng, sub_block_rng
 from sim.ruleset import Rounds, Ruleset
 from sim.tally import Tally
 
 from ..stats.estimates import wilson_half_width
 
-__all__ = ["CellJob", "JobResult", "run_jobs", "ProgressCallback"]
+__all__ = ["CellJob", "JobResult", "Steps", "job_steps", "run_jobs", "ProgressCallback", "outcome_half_width",
+           "short_of_target", "stored_result_fits", "shortfall", "merge_shortfalls"]
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -41,15 +50,16 @@ class CellJob:
     plan : object
         ``ruleset.prepare(matchup)`` (picklable).
     stream : tuple of int
-        Stream address; block ``b`` draws from ``block_rng(root, *stream, b)``.
+        Stream address; step ``g`` draws from ``job_steps(job).rng(root, stream, g)``.
     max_trials : int
         Trial cap (the exact number of trials when ``half_width`` is None).
     half_width : float or None
         Stop once the Wilson 95% half-widths of p_attacker, p_defender and p_draw are at most this.
     keep_blocks : bool
-        Also return each block's own tally (for batch-means standard errors of paired differences).
+        Also return each step's own tally (for batch-means standard errors of paired differences).
     batch_trials : int
-        Trials per block; :data:`sim.rng.BLOCK_TRIALS` keeps the engine's addressing.
+        Trials per addressed block; :data:`sim.rng.BLOCK_TRIALS` keeps the engine's addressing.
+        An adaptive job cuts each block into sub-blocks (:func:`job_steps`).
     identity : object, optional
         What the job simulates beyond its plan, for the results store
         (:mod:`analysis.runs.store`), e.g. the :class:`~sim.ruleset.Matchup`; the
@@ -68,13 +78,63 @@ class CellJob:
 
 @dataclass
 class JobResult:
-    """The merged tally of a job, and its per-block tallies when asked for."""
+    """The merged tally of a job, and its per-step tallies when asked for."""
 
     key: Any
     tally: Tally
     blocks: list[Tally] | None = None
     #: Taken from the results store instead of simulated.
     from_store: bool = False
+
+
+@dataclass(frozen=True)
+class Steps:
+    """How a job's trials are cut into addressed steps: the grain of its stopping rule and of its tasks.
+
+    Attributes
+    ----------
+    trials : int
+        Trials per step (the last step may be shorter, at the cap).
+    per_block : int
+        Steps per addressed block. ``0``: step ``g`` is block ``g`` itself, drawn from
+        ``block_rng(root, *stream, g)``; otherwise step ``g`` is sub-block
+        ``g % per_block`` of block ``g // per_block`` (:func:`sim.rng.sub_block_rng`).
+    cap : int
+        Trials in all steps together (the job's ``max_trials``).
+    """
+
+    trials: int
+    per_block: int
+    cap: int
+
+    @property
+    def count(self) -> int:
+        """Number of steps up to the cap (counted, never listed: flat in the trial count)."""
+        return -(-self.cap // self.trials)
+
+    def size(self, g: int) -> int:
+        """Trials of step ``g``."""
+        return min(self.trials, self.cap - g * self.trials)
+
+    def rng(self, root: np.random.SeedSequence, stream: Sequence[int], g: int) -> np.random.Generator:
+        """The generator step ``g`` draws from."""
+        if not self.per_block:
+            return block_rng(root, *stream, g)
+        return sub_block_rng(root, *stream, block=g // self.per_block, sub=g % self.per_block)
+
+
+def job_steps(job: CellJob) -> Steps:
+    """The steps of ``job``: whole blocks for a fixed trial count, sub-blocks for an adaptive job.
+
+    An adaptive job's blocks of ``batch_trials`` are cut into sub-blocks of
+    :data:`sim.rng.SUB_BLOCK_TRIALS` when the block size is a multiple of it (the
+    default :data:`~sim.rng.BLOCK_TRIALS` is), else each block is one sub-block.
+    """
+    batch = int(job.batch_trials)
+    if job.half_width is None:
+        return Steps(batch, 0, int(job.max_trials))
+    per_block = batch // SUB_BLOCK_TRIALS if batch % SUB_BLOCK_TRIALS == 0 else 1
+    return Steps(batch // per_block, per_block, int(job.max_trials))
 
 
 def _new_tally(rs: Ruleset) -> Tally:
@@ -84,25 +144,128 @@ def _new_tally(rs: Ruleset) -> Tally:
 def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Rounds, max_rounds: int) -> JobResult:
     total = _new_tally(rs)
     blocks: list[Tally] | None = [] if job.keep_blocks else None
-    for index, size in iter_block_sizes(job.max_trials, job.batch_trials):  # lazy: flat in the trial count
-        block = _new_tally(rs)
-        block.add(rs.simulate(job.plan, size, block_rng(root, *job.stream, index), rounds, max_rounds))
-        total = total.merge(block)
+    steps = job_steps(job)
+    for g in range(steps.count):  # lazy: flat in the trial count
+        step = _new_tally(rs)
+        step.add(rs.simulate(job.plan, steps.size(g), steps.rng(root, job.stream, g), rounds, max_rounds))
+        total = total.merge(step)
         if blocks is not None:
-            blocks.append(block)
+            blocks.append(step)
         if _stops(job, total):
             break
     return JobResult(job.key, total, blocks)
 
 
 def _stops(job: CellJob, total: Tally) -> bool:
-    """The adaptive stopping rule, checked after every block in block order (by every runner)."""
+    """The adaptive stopping rule, checked after every step in step order (by every runner)."""
     return job.half_width is not None and _narrow_enough(total, job.half_width)
 
 
 def _narrow_enough(t: Tally, half_width: float) -> bool:
     """Every outcome probability (attacker win, defender win, draw) is within ``half_width``."""
-    return max(wilson_half_width(int(t.wins[k]), t.trials) for k in (0, 1, 2)) <= half_width
+    return outcome_half_width(t) <= half_width
+
+
+def outcome_half_width(t: Tally) -> float:
+    """The widest Wilson 95% half-width of P(attacker), P(defender) and P(draw) (``inf`` without trials)."""
+    return max(wilson_half_width(int(t.wins[k]), t.trials) for k in (0, 1, 2))
+
+
+def short_of_target(tallies: Iterable[tuple[Any, Tally]], half_width: float | None) -> list[tuple[Any, float]]:
+    """The cells whose widest outcome half-width is over ``half_width`` (they stopped at the trial cap).
+
+    Parameters
+    ----------
+    tallies : iterable of (key, Tally)
+        Cells without trials are skipped (they were not fought).
+    half_width : float or None
+        The target; ``None`` (fixed trials) has no target, so nothing falls short.
+
+    Returns
+    -------
+    list of (key, half_width)
+        Widest first.
+    """
+    if half_width is None:
+        return []
+    short = []
+    for key, t in tallies:
+        if t.trials:
+            hw = outcome_half_width(t)
+            if hw > half_width * (1 + 1e-9):
+                short.append((key, hw))
+    return sorted(short, key=lambda kv: -kv[1])
+
+
+def shortfall(cells: Iterable[tuple[str, Tally]], half_width: float | None) -> dict[str, Any]:
+    """How far a run fell short of its target half-width, for ``metadata.json`` and the command's note.
+
+    Parameters
+    ----------
+    cells : iterable of (label, Tally)
+        Every fought cell (``"A vs B"`` labels); cells without trials are skipped.
+    half_width : float or None
+
+    Returns
+    -------
+    dict
+        ``cells`` (fought), ``cells_short_of_half_width``, ``widest_half_width`` (the
+        widest win, loss or draw half-width of any cell; None without cells) and
+        ``short_of_half_width``: each short cell's label, half-width and trials, widest first.
+    """
+    cells = [(label, t) for label, t in cells if t.trials]
+    short = short_of_target(cells, half_width)
+    trials = dict(cells)
+    widest = max((outcome_half_width(t) for _, t in cells), default=None)
+    return {"cells": len(cells), "cells_short_of_half_width": len(short), "widest_half_width": widest,
+            "short_of_half_width": [{"cell": label, "half_width": hw, "trials": int(trials[label].trials)}
+                                    for label, hw in short]}
+
+
+def merge_shortfalls(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Several :func:`shortfall` summaries as one (``report --all``, a report's two matrices)."""
+    parts = list(parts)
+    widths = [p["widest_half_width"] for p in parts if p["widest_half_width"] is not None]
+    return {"cells": sum(p["cells"] for p in parts),
+            "cells_short_of_half_width": sum(p["cells_short_of_half_width"] for p in parts),
+            "widest_half_width": max(widths, default=None),
+            "short_of_half_width": sorted((c for p in parts for c in p["short_of_half_width"]),
+                                          key=lambda c: -c["half_width"])}
+
+
+def stored_result_fits(job: CellJob, rs: Ruleset, tally: Tally, blocks: list[Tally] | None) -> bool:
+    """Whether a result read from the store is one that running ``job`` could have produced.
+
+    The store checks each row on its own (types, ranges, sums, signature); this
+    checks it against the job the key was computed from: the ruleset's outcome
+    categories and extras, the trial cap, the steps (every kept step full but the
+    last), and the stopping rule (a job stops at the first narrow-enough step, so
+    a result short of its cap must meet the target).
+    """
+    steps = job_steps(job)
+    if tally.n_categories != len(rs.outcome_categories) or \
+            tally.extra_names != tuple(e.name for e in rs.extras):
+        return False
+    if not 0 < tally.trials <= steps.cap:
+        return False
+    if job.half_width is None:
+        if tally.trials != steps.cap:
+            return False
+    elif tally.trials != steps.cap and (tally.trials % steps.trials or not _stops(job, tally)):
+        return False
+    if (blocks is None) != (not job.keep_blocks):
+        return False
+    if blocks is not None:
+        if len(blocks) != -(-tally.trials // steps.trials):
+            return False
+        if any(b.trials != steps.size(g) for g, b in enumerate(blocks)):
+            return False
+        merged = _new_tally(rs)
+        for b in blocks:
+            merged = merged.merge(b)
+        if not merged.same_as(tally):
+            return False
+    return True
 
 
 def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[CellJob], *, rounds: Rounds,
@@ -111,7 +274,7 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     """Run every job, in this process, across ``workers`` processes or on ``executor``.
 
     Each job's numbers depend only on ``root``, its stream and its settings,
-    never on the worker count, the executor, the grouping of blocks into tasks
+    never on the worker count, the executor, the grouping of steps into tasks
     or their order (:mod:`analysis.runs.runner`).
 
     Parameters
@@ -124,19 +287,25 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     workers : int
         Local processes; ``<= 0`` means all cores. Ignored with ``executor``.
     progress : callable, optional
-        ``progress(jobs_done, jobs_total)`` as jobs finish.
+        ``progress(jobs_done, jobs_total)``: once before any job runs (the total is
+        known from the start, so a progress bar can show an ETA), then as jobs finish.
     executor : object, optional
         A ``dask.distributed.Client`` or anything with its ``submit`` shape.
     store : analysis.runs.store.ResultsStore, optional
         Finished jobs are taken from it and saved to it as they finish (jobs with
-        an ``identity``); see :attr:`JobResult.from_store`.
+        an ``identity``); see :attr:`JobResult.from_store`. A stored row is used
+        only if the store vouches for it (signed with this user's key, every
+        count consistent) and it fits its job (:func:`stored_result_fits`);
+        otherwise the job runs again and the store counts the row as ignored.
 
     Returns
     -------
     dict
         Job key to :class:`JobResult`, in job order.
     """
-    from sim.executor import check_executor
+    from sim.executor import check_executor, executor_slots
+
+    from .cost import announce_cost
 
     executor = check_executor(executor)
     jobs = list(jobs)
@@ -148,12 +317,15 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
         for i, job in enumerate(jobs):
             keys[i] = store.key(ruleset, root, rounds, max_rounds, job)
             hit = store.get(keys[i]) if keys[i] else None
+            if hit is not None and not stored_result_fits(job, ruleset, *hit):
+                store.reject(keys[i])
+                hit = None
             if hit is None:
                 todo.append(job)
             else:
                 out[job.key] = JobResult(job.key, hit[0], hit[1], from_store=True)
-        if progress and out:
-            progress(len(out), len(jobs))
+    if progress:
+        progress(len(out), len(jobs))
     index = {id(job): i for i, job in enumerate(jobs)}
 
     def finished(job: CellJob, tally: Tally, blocks: list[Tally] | None) -> None:
@@ -164,17 +336,18 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
         if progress:
             progress(len(out), len(jobs))
 
-    workers = max(1, min(check_workers(workers), sum(-(-j.max_trials // j.batch_trials) for j in todo) or 1))
+    workers = max(1, min(check_workers(workers), sum(job_steps(j).count for j in todo) or 1))
+    if todo:
+        announce_cost(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
+                      slots=executor_slots(executor) if executor is not None else workers)
     if executor is None and workers == 1:
         for job in todo:
             res = _run_one(ruleset, root, job, rounds, max_rounds)
             finished(job, res.tally, res.blocks)
     elif todo:
-        from sim.executor import local_pool
+        from .runner import local_workers, run_cells
 
-        from .runner import run_cells
-
-        pool = local_pool(workers) if executor is None else None
+        pool = local_workers(workers) if executor is None else None
         try:
             run_cells(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
                       executor=executor if executor is not None else pool, stop=_stops,

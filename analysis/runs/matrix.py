@@ -1,15 +1,17 @@
 """Matchup matrices: every unit against every unit, each cell run adaptively in blocks.
 
 A cell is one attacker-defender pair. Its random numbers come from the stream
-``(stable_key(attacker), stable_key(defender))``, block ``b`` from
-``sim.rng.block_rng(root, *stream, b)``: the same addressing as
-:func:`sim.engine.run_tally`, so a cell that ran ``k`` blocks holds exactly the
-counts of ``sim.fight(..., trials=k * BLOCK_TRIALS, stream=stream)``, and its
-numbers depend neither on the roster order, nor on the other cells, nor on the
-number of worker processes.
+``(stable_key(attacker), stable_key(defender))``: with a ``half_width``, sub-block
+``s`` of block ``b`` from ``sim.rng.sub_block_rng(root, *stream, block=b, sub=s)``;
+with fixed trials (``half_width=None``), block ``b`` from
+``sim.rng.block_rng(root, *stream, b)``, the addressing of :func:`sim.engine.run_tally`,
+so such a cell holds exactly the counts of ``sim.fight(..., stream=stream)``. A
+cell's numbers depend neither on the roster order, nor on the other cells, nor on
+the number of worker processes (:mod:`analysis.runs.jobs`).
 
-Cells run block by block until the Wilson 95% half-width of ``p_attacker``,
-``p_defender`` and ``p_draw`` is at most ``half_width``, or ``max_trials`` is reached.
+Cells run sub-block by sub-block (4,096 fights) until the Wilson 95% half-width of
+``p_attacker``, ``p_defender`` and ``p_draw`` is at most ``half_width``, or
+``max_trials`` is reached.
 
 With a ``budget`` (equal-points matchups) each side fields
 ``floor(budget / points)`` copies of its unit (:mod:`sim.budget`); the long frame
@@ -350,11 +352,11 @@ def matchup_matrix(
         cells, notes = mixed_cells(bank, names, copies, progress)
         resumed = bank.from_store
         stream_text = ("(blake2b-128(attacker name), blake2b-128(defender name), blake2b-128('whole copies'), "
-                       "attacker copies, defender copies, block)")
+                       "attacker copies, defender copies, block")
     else:
         bank = None
         cells, notes, resumed = _fixed_cells(context, names, progress)
-        stream_text = "(blake2b-128(attacker name), blake2b-128(defender name), block)"
+        stream_text = "(blake2b-128(attacker name), blake2b-128(defender name), block"
     excluded = {u: notes[(u, u)] for u in names if all((u, o) in notes and (o, u) in notes for o in names)}
     kept = [u for u in names if u not in excluded]
     if not kept:
@@ -371,6 +373,7 @@ def matchup_matrix(
         "balance_settings": run.describe(),
     }
     seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
+    stream_text += ", sub-block tag, sub-block)" if half_width is not None else ")"
     prov = _provenance(root, ruleset=rs.id, spec=rs.spec, seed=seed_out, stream=stream_text)
     rows, results = [], {}
     for a in kept:

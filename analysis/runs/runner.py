@@ -1,19 +1,20 @@
-"""Run cell jobs on an executor, block range by block range, with the numbers of a sequential run.
+"""Run cell jobs on an executor, step range by step range, with the numbers of a sequential run.
 
-The unit of work is a *block range of one cell*: a task holds one or more items
-``(cell, first block, last block + 1)``, so one big cell spreads over every
-worker as well as a big matrix does. Block ``b`` of a cell always draws from
-``block_rng(root, *stream, b)`` and tallies merge exactly, so a cell's numbers
-depend neither on the executor, nor on how blocks are grouped, nor on the order
-tasks finish.
+The unit of work is a *step range of one cell*: a task holds one or more items
+``(cell, first step, last step + 1)``, so one big cell spreads over every
+worker as well as a big matrix does. A step is a block of a fixed-trial cell
+and a sub-block of an adaptive one (:func:`analysis.runs.jobs.job_steps`); step
+``g`` of a cell always draws from its own addressed stream and tallies merge
+exactly, so a cell's numbers depend neither on the executor, nor on how steps
+are grouped, nor on the order tasks finish.
 
-Adaptive cells (a stopping rule checked after every block) are folded in block
-order: the coordinator merges the contiguous prefix of blocks it has and checks
-the rule at each block boundary, exactly as :func:`analysis.runs.jobs.run_jobs`
-does in one process, so it stops at the same block. To keep workers busy it
-dispatches blocks ahead of the decision (up to a normal-approximation estimate
-of the blocks needed, and speculatively beyond it when workers would otherwise
-idle); blocks past the stopping point are cancelled or discarded.
+Adaptive cells (a stopping rule checked after every step) are folded in step
+order: the coordinator merges the contiguous prefix of steps it has and checks
+the rule at each step boundary, exactly as :func:`analysis.runs.jobs.run_jobs`
+does in one process, so it stops at the same sub-block. To keep workers busy it
+dispatches steps ahead of the decision (up to a normal-approximation estimate
+of the steps needed, and speculatively beyond it when workers would otherwise
+idle); steps past the stopping point are cancelled or discarded.
 
 Task size follows measured cost: each item reports its run time and tasks are
 filled with ``max(TASK_SECONDS, 20 * workers * SCHEDULER_SECONDS)`` of estimated
@@ -35,13 +36,14 @@ from typing import Any
 import numpy as np
 
 from sim.executor import TaskQueue, executor_slots, tune_malloc
-from sim.rng import block_rng
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 from sim.stats import Z95
 from sim.tally import Tally
 
-__all__ = ["run_cells", "TASK_SECONDS"]
+from .jobs import Steps, job_steps
+
+__all__ = ["run_cells", "TASK_SECONDS", "local_workers"]
 
 #: Least estimated seconds of simulation per task.
 TASK_SECONDS = 0.25
@@ -50,15 +52,35 @@ TASK_SECONDS = 0.25
 #: 2-worker LocalCluster here was 1.7 ms (client, scheduler and workers on two cores).
 SCHEDULER_SECONDS = 0.002
 
-#: Most blocks in one item, and most items in one task (bounds the size of a result).
+#: Most steps in one item, and most items in one task (bounds the size of a result).
 MAX_TASK_BLOCKS = 4096
 MAX_TASK_ITEMS = 256
 
-Item = tuple[int, Any, tuple[int, ...], int, int, int, int, bool]
+Item = tuple[int, Any, tuple[int, ...], Steps, int, int, bool]
 
 
-def _block_size(index: int, batch: int, max_trials: int) -> int:
-    return min(batch, max_trials - index * batch)
+def _start_worker(parent_pid: int) -> None:
+    """Initializer of a local worker: die with the parent, and leave Ctrl-C to it.
+
+    A terminal sends SIGINT to every process of the command. A worker waiting
+    for its next task would print a ``KeyboardInterrupt`` traceback; ignoring it
+    leaves the stopping to ``meleelab`` (which keeps the finished cells and exits
+    with one line), as the ``local:N`` Dask workers do.
+    """
+    import signal
+
+    from sim.executor import die_with_parent
+
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def local_workers(workers: int) -> Any:
+    """``workers`` local processes for cell jobs, which die with this process and ignore Ctrl-C."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
 
 
 def _new_tally(rs: Ruleset) -> Tally:
@@ -67,29 +89,28 @@ def _new_tally(rs: Ruleset) -> Tally:
 
 def run_items(ruleset_id: str, root: np.random.SeedSequence, rounds: Rounds, max_rounds: int,
               items: Sequence[Item]) -> list[tuple[int, int, int, Any, float]]:
-    """Worker task: run block ranges of cells.
+    """Worker task: run step ranges of cells.
 
     Parameters
     ----------
-    items : sequence of (cell, plan, stream, batch_trials, max_trials, start, stop, per_block)
+    items : sequence of (cell, plan, stream, steps, start, stop, per_step)
 
     Returns
     -------
     list of (cell, start, stop, result, seconds)
-        ``result`` is the list of per-block tallies when ``per_block``, else their merge.
+        ``result`` is the list of per-step tallies when ``per_step``, else their merge.
     """
     tune_malloc()
     rs = get_ruleset(ruleset_id)
     out = []
-    for cell, plan, stream, batch, max_trials, start, stop, per_block in items:
+    for cell, plan, stream, steps, start, stop, per_step in items:
         t0 = time.perf_counter()
         tallies = []
-        for b in range(start, stop):
+        for g in range(start, stop):
             t = _new_tally(rs)
-            t.add(rs.simulate(plan, _block_size(b, batch, max_trials), block_rng(root, *stream, b), rounds,
-                              max_rounds))
+            t.add(rs.simulate(plan, steps.size(g), steps.rng(root, stream, g), rounds, max_rounds))
             tallies.append(t)
-        if per_block:
+        if per_step:
             result: Any = tallies
         else:
             result = tallies[0]
@@ -103,20 +124,29 @@ def run_items(ruleset_id: str, root: np.random.SeedSequence, rounds: Rounds, max
 class _Cell:
     index: int
     job: Any
-    n_blocks: int
+    steps: Steps
     adaptive: bool
     total: Tally
     blocks: list[Tally] | None
-    dispatched: int = 0   # blocks [0, dispatched) have been submitted
-    merged: int = 0       # blocks folded into total (in order when per_block)
-    want: int = 1         # blocks believed needed: submitted without speculation
+    dispatched: int = 0   # steps [0, dispatched) have been submitted
+    merged: int = 0       # steps folded into total (in order when per_step)
+    want: int = 1         # steps believed needed: submitted without speculation
     finished: bool = False
-    waiting: dict[int, Tally] = field(default_factory=dict)   # per-block results beyond the prefix
+    waiting: dict[int, Tally] = field(default_factory=dict)   # per-step results beyond the prefix
     tasks: set[int] = field(default_factory=set)   # tasks in flight holding blocks of this cell
     seconds_per_trial: float | None = None
 
     @property
-    def per_block(self) -> bool:
+    def n_blocks(self) -> int:
+        """Steps up to the cap (named blocks for history: a step is a block or a sub-block)."""
+        return self.steps.count
+
+    @property
+    def step_trials(self) -> int:
+        return self.steps.trials
+
+    @property
+    def per_step(self) -> bool:
         return self.adaptive or self.blocks is not None
 
 
@@ -135,11 +165,11 @@ class _Cost:
         rate = cell.seconds_per_trial or self.overall
         if not rate:
             return 1
-        return max(1, min(MAX_TASK_BLOCKS, int(seconds / (rate * cell.job.batch_trials))))
+        return max(1, min(MAX_TASK_BLOCKS, int(seconds / (rate * cell.step_trials))))
 
 
 def _blocks_needed(cell: _Cell) -> int:
-    """Blocks the stopping rule will probably need (the normal approximation of the Wilson half-width)."""
+    """Steps the stopping rule will probably need (the normal approximation of the Wilson half-width)."""
     t, job = cell.total, cell.job
     half = getattr(job, "half_width", None)
     if not t.trials:
@@ -149,7 +179,7 @@ def _blocks_needed(cell: _Cell) -> int:
     p = t.wins / t.trials  # draw, attacker, defender: the stopping rule holds all three
     var = float(np.max(p * (1 - p)))
     trials = Z95 * Z95 * var / (half * half)
-    return min(cell.n_blocks, max(cell.merged + 1, math.ceil(trials / job.batch_trials)))
+    return min(cell.n_blocks, max(cell.merged + 1, math.ceil(trials / cell.step_trials)))
 
 
 def run_cells(
@@ -169,8 +199,8 @@ def run_cells(
     Parameters
     ----------
     stop : callable
-        ``stop(job, total)``: the adaptive stopping rule, checked after each block in
-        block order (only for jobs with a ``half_width``).
+        ``stop(job, total)``: the adaptive stopping rule, checked after each step in
+        step order (only for jobs with a ``half_width``).
     on_done : callable
         ``on_done(job_index, tally, blocks)`` as each job finishes (in the calling thread).
     task_seconds : float
@@ -178,10 +208,9 @@ def run_cells(
     """
     cells = []
     for i, job in enumerate(jobs):
-        n = -(-int(job.max_trials) // int(job.batch_trials))  # counted, not listed: flat in the trial count
         adaptive = job.half_width is not None
-        c = _Cell(i, job, n, adaptive, _new_tally(ruleset), [] if job.keep_blocks else None)
-        c.want = 1 if adaptive else n
+        c = _Cell(i, job, job_steps(job), adaptive, _new_tally(ruleset), [] if job.keep_blocks else None)
+        c.want = 1 if adaptive else c.n_blocks  # counted, not listed: flat in the trial count
         cells.append(c)
     ready = deque(cells)          # cells with blocks to submit below their ``want``
     active: list[_Cell] = []      # started, unfinished adaptive cells (for speculation)
@@ -191,7 +220,7 @@ def run_cells(
     task_cells: dict[int, list[_Cell]] = {}
     task_futures: dict[int, Any] = {}
     left = len(cells)
-    required = sum(c.want * c.job.batch_trials for c in cells)  # trials known to be needed, not yet submitted
+    required = sum(c.want * c.step_trials for c in cells)  # trials known to be needed, not yet submitted
     scheduler_bound = max(task_seconds, 20 * slots * SCHEDULER_SECONDS)
 
     def task_budget() -> float:
@@ -201,7 +230,7 @@ def run_cells(
         return max(task_seconds, min(scheduler_bound, share))
 
     def need(c: _Cell) -> int:
-        return max(0, c.want - c.dispatched) * c.job.batch_trials
+        return max(0, c.want - c.dispatched) * c.step_trials
 
     def next_task() -> list[Item]:
         items: list[Item] = []
@@ -214,7 +243,7 @@ def run_cells(
             k = min(c.want - c.dispatched, cost.blocks_for(c, budget),
                     max(1, math.ceil(c.n_blocks / slots)))
             items.append(_item(c, k))
-            budget -= k * c.job.batch_trials * (c.seconds_per_trial or cost.overall or math.inf)
+            budget -= k * c.step_trials * (c.seconds_per_trial or cost.overall or math.inf)
         if not items and len(pending) < slots:
             # nothing known to be needed: run ahead on the started adaptive cell with the least in flight
             spec = [c for c in active if not c.finished and c.dispatched < c.n_blocks]
@@ -232,7 +261,7 @@ def run_cells(
         if c.adaptive and start == 0:
             active.append(c)
         j = c.job
-        return (c.index, j.plan, tuple(j.stream), j.batch_trials, j.max_trials, start, start + k, c.per_block)
+        return (c.index, j.plan, tuple(j.stream), c.steps, start, start + k, c.per_step)
 
     def finish(c: _Cell) -> None:
         nonlocal left, required
@@ -251,7 +280,7 @@ def run_cells(
 
     def fold(c: _Cell, start: int, stop_: int, result: Any) -> None:
         nonlocal required
-        if not c.per_block:
+        if not c.per_step:
             c.total = c.total.merge(result)
             c.merged += stop_ - start
             if c.merged == c.n_blocks:
@@ -297,7 +326,7 @@ def run_cells(
                 c.tasks.discard(tag)
             for index, start, stop_, result, seconds in results:
                 c = cells[index]
-                cost.observe(c, (stop_ - start) * c.job.batch_trials, seconds)
+                cost.observe(c, min(stop_ * c.step_trials, c.steps.cap) - start * c.step_trials, seconds)
                 if not c.finished:
                     fold(c, start, stop_, result)
     finally:

@@ -20,8 +20,15 @@ sorted, sets sorted, arrays by dtype, shape and bytes), so the key is the same
 in every process and on every machine. Tallies are stored as JSON (exact
 integers), never pickled: a store copied from elsewhere cannot run code.
 
+A row is used only if it checks out and this user's key signed it
+(:mod:`analysis.runs.store_check`): a store that was edited, or that comes from
+another user or machine, has its rows ignored (their cells are computed again
+and re-signed) and counted in :attr:`ResultsStore.ignored`. A file that is not a
+results store at all (another SQLite database, or not a database) is refused.
+
 Rows are committed one cell at a time, so a killed run loses only the cells in
-flight. One writer at a time (the process running the cells).
+flight. One writer at a time (the process running the cells; the output folder
+is locked, :mod:`analysis.report.outdir`).
 """
 
 from __future__ import annotations
@@ -44,10 +51,18 @@ from sim.rng import BLOCK_TRIALS
 from sim.ruleset import Rounds, Ruleset
 from sim.tally import Moments, Tally
 
-__all__ = ["ResultsStore", "canonical", "digest", "tally_to_dict", "tally_from_dict", "STORE_FORMAT"]
+from .store_check import RowSigner, check_row
+
+__all__ = ["ResultsStore", "canonical", "digest", "tally_to_dict", "tally_from_dict", "STORE_FORMAT", "store_listener"]
 
 #: Bumped when the stored layout or the key recipe changes (old rows are then never matched).
-STORE_FORMAT = 1
+#: 2: rows are signed (``mac``), adaptive cells run in sub-blocks.
+STORE_FORMAT = 2
+
+#: SQLite ``application_id`` of a results store ("mlab"): tells it from other databases.
+APPLICATION_ID = 0x6D6C6162
+#: The columns of the ``cells`` table (a store of format 1 lacks ``mac``, which is added).
+_COLUMNS = ("key", "format", "label", "tally", "blocks", "mac")
 
 #: CellJob fields that name a job for its caller and never change its numbers.
 _NOT_IN_KEY = {"key"}
@@ -93,14 +108,15 @@ def digest(x: Any) -> str:
 
 @lru_cache(maxsize=1)
 def code_digest() -> str:
-    """Digest of the simulator's source: ``sim/**/*.py`` and the stopping rule's module."""
+    """Digest of the simulator's source: ``sim/**/*.py``, the stopping rule and its steps, and their folding."""
     import sim
 
-    from . import jobs
+    from . import jobs, runner
 
     root = Path(sim.__file__).parent
     files = [(str(p.relative_to(root.parent)), p) for p in sorted(root.rglob("*.py"))]
     files.append(("analysis/runs/jobs.py", Path(jobs.__file__)))
+    files.append(("analysis/runs/runner.py", Path(runner.__file__)))
     h = hashlib.sha256()
     for name, p in files:
         h.update(name.encode("utf-8") + b"\0" + p.read_bytes() + b"\0")
@@ -167,6 +183,20 @@ def tally_from_dict(d: dict[str, Any]) -> Tally:
 
 
 # ---------------------------------------------------------------- store
+_close_listeners: list[Any] = []
+
+
+@contextlib.contextmanager
+def store_listener(callback: Any) -> Iterator[None]:
+    """Call ``callback(store)`` as each results store opened inside the ``with`` block is closed
+    (the command line says how many cells came from it and how many it ignored)."""
+    _close_listeners.append(callback)
+    try:
+        yield
+    finally:
+        _close_listeners.remove(callback)
+
+
 class ResultsStore:
     """Finished cells in one SQLite file.
 
@@ -177,11 +207,29 @@ class ResultsStore:
     fresh : bool
         Ignore what is stored (``--fresh``): nothing is read, new results are
         still saved (replacing old rows).
+    signer : analysis.runs.store_check.RowSigner, optional
+        Signs and verifies rows (default: this user's key).
+
+    Attributes
+    ----------
+    reused : set of str
+        Keys of the rows handed out (cells taken from the store).
+    ignored : set of str
+        Keys of rows found but not used: unsigned, signed with another key,
+        edited, inconsistent, or not fitting their job (:meth:`reject`).
+
+    Raises
+    ------
+    sim.errors.OutputError
+        The file is not a results store (one line; ``fresh`` starts a new one).
     """
 
-    def __init__(self, path: str | Path, *, fresh: bool = False) -> None:
+    def __init__(self, path: str | Path, *, fresh: bool = False, signer: RowSigner | None = None) -> None:
         self.path = Path(path)
         self.fresh = fresh
+        self.signer = signer or RowSigner()
+        self.reused: set[str] = set()
+        self.ignored: set[str] = set()
         self._db: sqlite3.Connection | None = None
         with self._errors("open"):
             try:
@@ -201,10 +249,22 @@ class ResultsStore:
     def _open(self) -> None:
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         # WAL with synchronous=NORMAL survives a killed process (not a power cut) and commits fast
+        app = int(self._db.execute("PRAGMA application_id").fetchone()[0])
+        tables = [r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        columns = tuple(r[1] for r in self._db.execute("PRAGMA table_info(cells)"))
+        ours = app == APPLICATION_ID or (app == 0 and tables in ([], ["cells"]))  # 0: new, or of format 1
+        if not ours or (tables and columns not in (_COLUMNS, _COLUMNS[:-1])):
+            what = f"application id {app:#x}" if app not in (0, APPLICATION_ID) else \
+                "tables " + ", ".join(sorted(tables)[:5])
+            raise sqlite3.DatabaseError(f"not a meleelab results store: a database with {what}")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, format INTEGER NOT NULL, "
-                         "label TEXT, tally TEXT NOT NULL, blocks TEXT)")
+                         "label TEXT, tally TEXT NOT NULL, blocks TEXT, mac TEXT)")
+        if columns == _COLUMNS[:-1]:
+            self._db.execute("ALTER TABLE cells ADD COLUMN mac TEXT")  # format 1: its rows are unsigned, never used
+        if app != APPLICATION_ID:
+            self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     @contextlib.contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
@@ -225,40 +285,56 @@ class ResultsStore:
         return self._db
 
     def get(self, key: str) -> tuple[Tally, list[Tally] | None] | None:
-        """The stored ``(tally, blocks)`` of ``key``, or None."""
+        """The stored ``(tally, blocks)`` of ``key``, or None (absent, or not to be trusted: see :attr:`ignored`)."""
         if self.fresh:
             return None
         with self._errors("read"):
-            row = self.db.execute("SELECT tally, blocks FROM cells WHERE key = ? AND format = ?",
+            row = self.db.execute("SELECT tally, blocks, mac FROM cells WHERE key = ? AND format = ?",
                                   (key, STORE_FORMAT)).fetchone()
         if row is None:
             return None
+        tally_text, blocks_text, mac = row
+        if not isinstance(tally_text, str) or not isinstance(blocks_text, (str, type(None))) or \
+                not self.signer.verify(key, STORE_FORMAT, tally_text, blocks_text, mac):
+            self.ignored.add(key)  # unsigned, another user's key, or edited after signing: computed again
+            return None
         try:
-            blocks = None if row[1] is None else [tally_from_dict(b) for b in json.loads(row[1])]
-            return tally_from_dict(json.loads(row[0])), blocks
-        except (ValueError, TypeError, KeyError, AttributeError):
-            return None  # a row that does not parse (edited outside meleelab): recomputed, then replaced
+            tally, blocks = check_row(json.loads(tally_text), None if blocks_text is None else json.loads(blocks_text))
+        except (ValueError, TypeError, RecursionError):
+            self.ignored.add(key)  # signed but inconsistent (a bug, or a key that leaked): never used
+            return None
+        self.reused.add(key)
+        return tally, blocks
+
+    def reject(self, key: str) -> None:
+        """Count a row handed out by :meth:`get` as not used after all (it does not fit its job)."""
+        self.reused.discard(key)
+        self.ignored.add(key)
 
     def put(self, key: str, tally: Tally, blocks: list[Tally] | None = None, label: str = "") -> None:
-        """Save one finished cell (committed at once)."""
-        row = (key, STORE_FORMAT, label, json.dumps(tally_to_dict(tally)),
-               None if blocks is None else json.dumps([tally_to_dict(b) for b in blocks]))
+        """Save one finished cell, signed (committed at once)."""
+        tally_text = json.dumps(tally_to_dict(tally))
+        blocks_text = None if blocks is None else json.dumps([tally_to_dict(b) for b in blocks])
+        row = (key, STORE_FORMAT, label, tally_text, blocks_text,
+               self.signer.sign(key, STORE_FORMAT, tally_text, blocks_text))
         with self._errors("write"):
-            self.db.execute("INSERT OR REPLACE INTO cells (key, format, label, tally, blocks) VALUES (?, ?, ?, ?, ?)",
-                            row)
+            self.db.execute("INSERT OR REPLACE INTO cells (key, format, label, tally, blocks, mac) "
+                            "VALUES (?, ?, ?, ?, ?, ?)", row)
 
     def __len__(self) -> int:
         with self._errors("read"):
             return int(self.db.execute("SELECT COUNT(*) FROM cells").fetchone()[0])
 
     def close(self) -> None:
-        """Close the file (the write-ahead log is folded into it)."""
+        """Close the file (the write-ahead log is folded into it) and tell the listeners (once)."""
         if self._db is not None:
             db, self._db = self._db, None
             try:
                 db.close()
             except sqlite3.Error:  # pragma: no cover - the log could not be folded in (a full disk): rows stay in it
                 pass
+            for callback in list(_close_listeners):
+                callback(self)
 
     def __enter__(self) -> "ResultsStore":
         return self

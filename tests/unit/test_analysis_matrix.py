@@ -17,12 +17,28 @@ from analysis.runs.matrix import LONG_COLUMNS, cell_stream
 from analysis.runs.matrix import matchup_matrix as _matchup_matrix
 from analysis.stats.estimates import Estimate, proportion, result_frame, tally_row, wilson, wilson_half_width
 from sim.errors import InputError
-from sim.rng import BLOCK_TRIALS
+from sim.rng import BLOCK_TRIALS, SUB_BLOCK_TRIALS, SUB_BLOCKS, root_sequence, sub_block_rng
+from sim.rulesets import get_ruleset
+from sim.tally import Tally
 from tests.helpers import assert_proportion
 
 # These tests hold the matrix mechanics to exact one-round answers, so they fight under the rules' own defaults
 # (mecha: one round); the ruleset's balance settings have tests of their own (test_balance_settings.py).
 matchup_matrix = partial(_matchup_matrix, rules_defaults=True)
+
+def sub_block_fight(rid, attacker, defender, trials, seed, rounds=None, max_rounds=50, **build):
+    """An adaptive matrix cell's counts, replayed independently of the runner: sub-block g of the cell's stream
+    (block g // SUB_BLOCKS, sub-block g % SUB_BLOCKS) for each SUB_BLOCK_TRIALS fights, up to ``trials``."""
+    rs = get_ruleset(rid)
+    _, plan = sim.build_matchup(rs, attacker, defender, **build)
+    root, stream = root_sequence(seed), cell_stream(attacker, defender)
+    rounds = rs.default_rounds if rounds is None else rounds
+    t = Tally(len(rs.outcome_categories), tuple(e.name for e in rs.extras))
+    for g in range(-(-trials // SUB_BLOCK_TRIALS)):
+        n = min(SUB_BLOCK_TRIALS, trials - g * SUB_BLOCK_TRIALS)
+        t.add(rs.simulate(plan, n, sub_block_rng(root, *stream, block=g // SUB_BLOCKS, sub=g % SUB_BLOCKS),
+                          rounds, max_rounds))
+    return t
 
 # ---------------------------------------------------------- exact mecha odds
 # From the spec (docs/rules/mecha.md), independently of the code: total = d6 +
@@ -62,20 +78,20 @@ def small() -> "object":
 
 
 # ------------------------------------------------------------------ adaptive
-def test_adaptive_cells_reach_the_half_width_with_the_fewest_blocks(small):
+def test_adaptive_cells_reach_the_half_width_with_the_fewest_sub_blocks(small):
     for _, row in small.long.iterrows():
         n = int(row.trials)
-        assert n % BLOCK_TRIALS == 0
+        assert n % SUB_BLOCK_TRIALS == 0
         r = small.results[(row.attacker, row.defender)]
         w = r.win_counts
+        assert r.tally.same_as(sub_block_fight("mecha", row.attacker, row.defender, n, 11))
         # the stopping rule holds win, loss and draw probabilities to the target
         hw = max(wilson_half_width(w[k], n) for k in ("attacker", "defender", "draw"))
         assert hw <= 0.002, (row.attacker, row.defender, hw)
-        if n > BLOCK_TRIALS:  # one block fewer (the same stream's prefix) was not yet narrow enough
-            prev = sim.fight("mecha", row.attacker, row.defender, trials=n - BLOCK_TRIALS, seed=11,
-                             stream=cell_stream(row.attacker, row.defender), method="mc").win_counts
-            n0 = n - BLOCK_TRIALS
-            assert max(wilson_half_width(prev[k], n0) for k in ("attacker", "defender", "draw")) > 0.002
+        if n > SUB_BLOCK_TRIALS:  # one sub-block fewer (the same stream's prefix) was not yet narrow enough
+            n0 = n - SUB_BLOCK_TRIALS
+            prev = sub_block_fight("mecha", row.attacker, row.defender, n0, 11).wins
+            assert max(wilson_half_width(int(prev[k]), n0) for k in (0, 1, 2)) > 0.002
         assert math.isclose((row.p_attacker_hi - row.p_attacker_lo) / 2,
                             wilson_half_width(w["attacker"], n), rel_tol=1e-12)
     # cells far from 50% need fewer trials than cells near it
@@ -83,11 +99,13 @@ def test_adaptive_cells_reach_the_half_width_with_the_fewest_blocks(small):
     assert by.loc[("Nutrocker", "Nutrocker")].trials < by.loc[("AFS", "Sand Stalker")].trials
 
 
-def test_trial_cap_stops_a_cell_and_may_end_on_a_partial_block():
+def test_trial_cap_stops_a_cell_and_may_end_on_a_partial_sub_block():
     m = matchup_matrix("mecha", units=["AFS", "PKA"], half_width=1e-4, max_trials=100_000, seed=3)
-    assert (m.long.trials == 100_000).all()
-    f = sim.fight("mecha", "AFS", "PKA", trials=100_000, seed=3, stream=cell_stream("AFS", "PKA"), method="mc")
-    assert f.tally.same_as(m.results[("AFS", "PKA")].tally)
+    assert (m.long.trials == 100_000).all() and 100_000 % SUB_BLOCK_TRIALS
+    assert sub_block_fight("mecha", "AFS", "PKA", 100_000, 3).same_as(m.results[("AFS", "PKA")].tally)
+    # the cap does not change the sub-blocks before it: a higher cap runs the same ones first
+    more = matchup_matrix("mecha", units=["AFS", "PKA"], half_width=1e-4, max_trials=2 * BLOCK_TRIALS, seed=3)
+    assert more.results[("AFS", "PKA")].tally.same_as(sub_block_fight("mecha", "AFS", "PKA", 2 * BLOCK_TRIALS, 3))
 
 
 def test_fixed_trials_when_half_width_is_none():
@@ -96,13 +114,22 @@ def test_fixed_trials_when_half_width_is_none():
 
 
 @pytest.mark.parametrize("rounds", [1, "end"])
-def test_a_cell_with_k_blocks_equals_sim_fight_on_the_same_stream(rounds):
-    m = matchup_matrix("mecha", units=["AFS", "Nutrocker"], half_width=0.002, seed=5, rounds=rounds)
-    assert any(r.trials > 2 * BLOCK_TRIALS for r in m.results.values())
+def test_a_fixed_trial_cell_equals_sim_fight_on_the_same_stream(rounds):
+    """Fixed trials keep the engine's blocks: the numbers of sim.fight (and of reports before sub-blocks)."""
+    m = matchup_matrix("mecha", units=["AFS", "Nutrocker"], half_width=None, max_trials=2 * BLOCK_TRIALS + 5,
+                       seed=5, rounds=rounds)
     for (a, d), r in m.results.items():
-        assert r.trials % BLOCK_TRIALS == 0
         f = sim.fight("mecha", a, d, trials=r.trials, seed=5, rounds=rounds, stream=cell_stream(a, d), method="mc")
         assert f.tally.same_as(r.tally), (a, d)
+
+
+@pytest.mark.parametrize("rounds", [1, "end"])
+def test_an_adaptive_cell_with_k_sub_blocks_equals_them_replayed(rounds):
+    m = matchup_matrix("mecha", units=["AFS", "Nutrocker"], half_width=0.002, seed=5, rounds=rounds)
+    assert any(r.trials > 2 * BLOCK_TRIALS for r in m.results.values())  # cells run into a second and third block
+    for (a, d), r in m.results.items():
+        assert r.trials % SUB_BLOCK_TRIALS == 0
+        assert sub_block_fight("mecha", a, d, r.trials, 5, rounds=rounds).same_as(r.tally), (a, d)
 
 
 def test_cells_do_not_depend_on_roster_order_or_other_cells():
@@ -180,9 +207,8 @@ def test_states_apply_by_role():
     m = matchup_matrix("mecha", units=["AFS", "Nutrocker"], seed=1, states={"defender": {"immobilised": True}})
     r = m.results[("AFS", "Nutrocker")]
     assert r.settings["states"]["defender"]["immobilised"] is True
-    f = sim.fight("mecha", "AFS", "Nutrocker", trials=r.trials, seed=1, stream=cell_stream("AFS", "Nutrocker"),
-                  states={"defender": {"immobilised": True}}, method="mc")
-    assert f.tally.same_as(r.tally)
+    f = sub_block_fight("mecha", "AFS", "Nutrocker", r.trials, 1, states={"defender": {"immobilised": True}})
+    assert f.same_as(r.tally)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -282,13 +308,18 @@ def test_progress_reports_every_cell(workers):
 
 
 def test_the_draw_probability_alone_can_keep_a_cell_running():
-    # AFS v Nutrocker, one round: P(win) 4/36, P(loss) 11/36, P(draw) 21/36 (the spec's chart). At +-0.36 pp one
-    # block holds both win probabilities (half-widths 0.25 and 0.35 pp) but not the draw (0.38 pp): a second runs
+    # AFS v Nutrocker, one round: P(win) 4/36, P(loss) 11/36, P(draw) 21/36 (the spec's chart). At +-0.36 pp the
+    # win probabilities need about 29,000 and 63,000 fights, the draw about 72,000: the sub-blocks between run
+    # for the draw alone
     m = matchup_matrix("mecha", units=["AFS", "Nutrocker"], half_width=0.0036, max_trials=10 * BLOCK_TRIALS, seed=5)
     row = m.long.set_index(["attacker", "defender"]).loc[("AFS", "Nutrocker")]
-    assert row.trials == 2 * BLOCK_TRIALS
+    n = int(row.trials)
     w = m.results[("AFS", "Nutrocker")].win_counts
+    assert wilson_half_width(w["draw"], n) <= 0.0036
+    prev = sub_block_fight("mecha", "AFS", "Nutrocker", n - SUB_BLOCK_TRIALS, 5).wins  # one sub-block earlier
+    n0 = n - SUB_BLOCK_TRIALS
+    assert wilson_half_width(int(prev[1]), n0) <= 0.0036 and wilson_half_width(int(prev[2]), n0) <= 0.0036
+    assert wilson_half_width(int(prev[0]), n0) > 0.0036
     one = {k: Fraction(v) for k, v in {"attacker": 4, "defender": 11, "draw": 21}.items()}
-    assert max(float(1.96 * (p * (1 - p) / BLOCK_TRIALS) ** 0.5) for p in (one["attacker"] / 36,
-                                                                             one["defender"] / 36)) < 0.0036
-    assert wilson_half_width(w["draw"], int(row.trials)) <= 0.0036
+    assert max(float(1.96 * (p * (1 - p) / n0) ** 0.5) for p in (one["attacker"] / 36,
+                                                                 one["defender"] / 36)) < 0.0036

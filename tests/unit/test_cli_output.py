@@ -11,6 +11,7 @@ import pytest
 from analysis.cli import cli, console, main
 from analysis.cli.console import Column, table_text
 from analysis.runs.defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
+from sim.rng import SUB_BLOCK_TRIALS
 
 LONG = "Assault squad of the Ninth Company with a name longer than a column"
 
@@ -199,4 +200,8 @@ def test_default_matrix_and_default_balance_run_the_same_cells(tmp_path, capsys)
     capsys.readouterr()
     m = pd.read_csv(tmp_path / "m" / "matrix_long.csv")
     assert (tmp_path / "m" / "matrix_long.csv").read_bytes() == (tmp_path / "b" / "matrix_long.csv").read_bytes()
-    assert (m["trials"] == DEFAULT_MAX_TRIALS).all()
+    # each cell stops at the first sub-block that meets the default target, far below the cap
+    assert (m["trials"] <= DEFAULT_MAX_TRIALS).all() and (m["trials"] % SUB_BLOCK_TRIALS == 0).all()
+    assert (m["trials"] < DEFAULT_MAX_TRIALS).any()
+    for side in ("attacker", "defender", "draw"):
+        assert ((m[f"p_{side}_hi"] - m[f"p_{side}_lo"]) / 2 <= DEFAULT_HALF_WIDTH).all()

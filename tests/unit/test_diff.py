@@ -8,6 +8,7 @@ when both runs read the same dice (common random numbers).
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from fractions import Fraction
@@ -150,10 +151,17 @@ def test_cli_prints_and_writes(runs, tmp_path, capsys) -> None:
                                                                "ranking"].index)
     edits = changed[changed["kind"] == "roster"]
     assert ((edits["item"] == "AFS") & edits["status"].eq("edited")).any()
-    # the folder is replaced whole (issue 11): a stale file goes, no temporary folder stays beside it
+    # the folder is replaced whole (issue 11): a stale file of an earlier run goes, no temporary folder stays
+    # beside it; the earlier run wrote it, so its marker names it (a file the user added is refused, issue 30)
     (out / "stale.csv").write_text("from an earlier run")
+    marker = json.loads((out / ".meleelab").read_text())
+    (out / ".meleelab").write_text(json.dumps({**marker, "entries": marker["entries"] + ["stale.csv"]}))
     assert main(["diff", str(old), str(new), "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["diff.csv", "diff.png", "diff_changed.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".meleelab", "diff.csv", "diff.png", "diff_changed.csv"]
+    (out / "mine.csv").write_text("the user's")
+    assert main(["diff", str(old), str(new), "--out", str(out)]) == 2 and (out / "mine.csv").exists()
+    assert "mine.csv" in capsys.readouterr().err
+    (out / "mine.csv").unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
     for into in (old, new, old.parent):  # replacing it would delete a run being compared
         assert main(["diff", str(old), str(new), "--out", str(into)]) == 2

@@ -18,7 +18,7 @@ import pytest
 import sim
 from analysis.cli import main
 from analysis.report.build import write_all
-from analysis.report.outdir import STORE_DIR, STORE_FILE, OutputFolder
+from analysis.report.outdir import MARKER, STORE_DIR, STORE_FILE, OutputFolder
 from analysis.runs.jobs import CellJob
 from analysis.runs.matrix import cell_stream, matchup_matrix
 from analysis.runs.store import ResultsStore, cell_key, tally_from_dict, tally_to_dict
@@ -31,8 +31,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _files(folder: Path) -> dict[str, bytes]:
+    """The output files (not the store, nor the markers saying meleelab wrote the folders)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and STORE_DIR not in p.parts}
+            if p.is_file() and STORE_DIR not in p.parts and p.name != MARKER}
 
 
 def _same_output(a: Path, b: Path) -> None:
@@ -279,9 +280,10 @@ def test_a_kill_at_any_moment_leaves_a_complete_output_and_the_next_run_cleans_u
         assert _files(out) in ({"a.csv": b"old a", "b.csv": b"old b"}, {"a.csv": b"new a", "b.csv": b"new b"})
     folder = OutputFolder(out)  # the next run: repairs and cleans up before anything else
     assert _files(out) == {"a.csv": b"old a", "b.csv": b"old b"}
-    assert not _leftovers(out)
+    assert _leftovers(out) == [f".{out.name}.lock"]  # only the lock this run holds (the killed run's is free)
     assert folder.open_store().get("k") is not None  # the finished cells survived the kill
     folder.close()
+    assert not _leftovers(out)
 
 
 def test_a_folder_with_other_files_is_not_replaced(tmp_path, capsys):
@@ -394,7 +396,8 @@ def test_ctrl_c_in_a_terminal_is_one_line_and_keeps_the_finished_cells(tmp_path)
     rc, err, kids = interrupt_like_a_terminal(args, workers=2)
     assert len(kids) >= 2
     assert rc == 130 and "Traceback" not in err, err
-    assert [line for line in err.splitlines() if line.strip()] == ["meleelab: aborted"], err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[-1] == "meleelab: aborted" and all(ln.startswith("meleelab: estimate: ") for ln in lines[:-1]), err
     assert not (out / "matrix_long.csv").exists() and not _leftovers(out)
 
 
@@ -462,3 +465,29 @@ def test_a_damaged_store_is_one_line_and_fresh_starts_a_new_one(tmp_path, capsys
     with ResultsStore(out / STORE_DIR / STORE_FILE) as store:  # a row that does not parse is recomputed
         store.db.execute("UPDATE cells SET tally = '{not json'")
     assert main(args) == 0 and json.loads((out / "metadata.json").read_text())["resumed_cells"] == 0
+
+
+def test_resuming_sub_block_cells_gives_the_uninterrupted_numbers_and_unfit_rows_are_recomputed(tmp_path):
+    """Adaptive cells stop mid-block, at a sub-block: a resumed run reuses exactly those, and a stored row
+    that no run of its job could have produced (a trial count between sub-blocks, or short of the target)
+    is not used, even when it is consistent and signed."""
+    from analysis.runs.jobs import stored_result_fits
+    from sim.rng import SUB_BLOCK_TRIALS
+
+    kw = dict(units=["Sellsword", "Duellist", "Knight"], half_width=0.004, max_trials=4 * BLOCK_TRIALS, seed=5,
+              budget="none")
+    whole = matchup_matrix("duel", **kw)
+    assert any(t % BLOCK_TRIALS for t in whole.long["trials"]) and (whole.long["trials"] % SUB_BLOCK_TRIALS == 0).all()
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        matchup_matrix("duel", store=store, **kw)
+        again = matchup_matrix("duel", store=store, **kw)
+        assert again.resumed_cells == 9 and again.long.equals(whole.long) and not store.ignored
+    job = _job(max_trials=4 * BLOCK_TRIALS, half_width=0.004)
+    rs = get_ruleset("duel")
+    r = whole.results[("Sellsword", "Knight")].tally
+    assert stored_result_fits(job, rs, r, None)
+    assert not stored_result_fits(dataclasses.replace(job, half_width=0.0001), rs, r, None)  # short of target
+    odd = sim.fight("duel", "Sellsword", "Knight", trials=SUB_BLOCK_TRIALS + 7, seed=1, budget="none").tally
+    assert not stored_result_fits(job, rs, odd, None)  # between two sub-blocks
+    assert not stored_result_fits(dataclasses.replace(job, half_width=None), rs, r, None)  # fixed: the whole cap
+    assert not stored_result_fits(job, get_ruleset("mecha"), r, None)  # another ruleset's categories

@@ -14,7 +14,7 @@ import sim
 from analysis.runs.compare import compare
 from analysis.runs.jobs import CellJob, run_jobs
 from analysis.runs.matrix import cell_stream, matchup_matrix
-from sim.rng import BLOCK_TRIALS, root_sequence
+from sim.rng import BLOCK_TRIALS, SUB_BLOCK_TRIALS, root_sequence
 from sim.rulesets import get_ruleset
 
 
@@ -38,7 +38,7 @@ class ShuffledExecutor:
             self._waiting.append((fut, fn, args))
             self.tasks += 1
             if fn.__name__ == "run_items":
-                self.items += [(it[0], it[5], it[6]) for it in args[4]]
+                self.items += [(it[0], it[4], it[5]) for it in args[4]]
             self._lock.notify()
         return fut
 
@@ -144,3 +144,33 @@ def test_a_failing_task_is_reported():
     with pytest.raises(MemoryError):
         run_jobs(rs, root_sequence(1), [CellJob("x", plan, (1,), 1000)], rounds=rs.default_rounds, max_rounds=50,
                  executor=Broken())
+
+
+def _duel_jobs(rs, names, half_width, cap):
+    ros = sim.default_roster(rs.id)
+    out = []
+    for a in names:
+        for d in names:
+            _, plan = sim.build_matchup(rs, a, d, roster=ros, budget="none")
+            out.append(CellJob((a, d), plan, cell_stream(a, d), cap, half_width))
+    return out
+
+
+@pytest.mark.parametrize("slots", [3, 1000])
+def test_sub_block_stops_are_the_same_in_any_finishing_order(slots):
+    """Default blocks cut in sub-blocks: cells stop mid-block, at the same sub-block whoever runs them."""
+    rs = get_ruleset("duel")
+    jobs = _duel_jobs(rs, ["Sellsword", "Duellist", "Knight", "Ogre"], 0.003, 4 * BLOCK_TRIALS)
+    root = root_sequence(5)
+    seq = run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50)
+    trials = [r.tally.trials for r in seq.values()]
+    assert any(t % BLOCK_TRIALS for t in trials) and max(trials) > BLOCK_TRIALS  # mid-block stops, past a block
+    assert all(t % SUB_BLOCK_TRIALS == 0 for t in trials)
+    shuffled = ShuffledExecutor(seed=slots, slots=slots)
+    try:
+        par = run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50, executor=shuffled)
+    finally:
+        shuffled.close()
+    _same(seq, par)
+    assert len(shuffled.items) > len(jobs)  # the cells' sub-blocks went out in several tasks
+    _same(seq, run_jobs(rs, root, jobs, rounds=rs.default_rounds, max_rounds=50, workers=2))

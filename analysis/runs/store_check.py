@@ -1,0 +1,210 @@
+"""Why a results-store row may be trusted: it checks out, and this user's key signed it.
+
+A results store travels with its output folder, so a folder someone hands you
+may hold a store that was edited, or written elsewhere. Two checks keep such
+rows out of published numbers:
+
+* **Consistency** (:func:`check_row`): every row is parsed field by field, with
+  exact types and ranges: integer counts, ``0 < trials <= MAX_TRIALS``, wins that
+  sum to the trials, each side's outcome categories summing to the trials, every
+  histogram holding the trials with its ``total`` and ``total_sq`` equal to the
+  sums it implies, per-step tallies that add up to the total.
+* **Provenance** (:class:`RowSigner`): each row carries an HMAC-SHA256 of its key
+  and its values under a per-user secret kept *outside* the folder
+  (``$MELEELAB_STORE_KEY``, else ``$XDG_CONFIG_HOME/meleelab/store.key``, else
+  ``~/.config/meleelab/store.key``; 32 random bytes made on first use, mode 0600).
+  A row signed with another key (a store from another user or machine) or not
+  signed, or whose key or values changed after signing, is not used: its cell is
+  computed again. The signature covers the key *string* and the row's values, so
+  it does not depend on what the key digests.
+
+A row that fails either check is ignored, never trusted and never fatal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sim.limits import MAX_TRIALS
+from sim.tally import Moments, Tally
+
+__all__ = ["RowSigner", "check_row", "key_path", "KEY_ENV"]
+
+#: Environment variable naming the key file (tests, several keys, shared machines).
+KEY_ENV = "MELEELAB_STORE_KEY"
+
+#: Longest histogram kept in a row (damage, rounds and extras stay far below: rounds are capped at 1,000).
+MAX_HIST = 1_000_000
+#: Most outcome categories and extras a ruleset may tally.
+MAX_FIELDS = 256
+
+_TALLY_FIELDS = {"n_categories", "extra_names", "trials", "wins", "capped", "damage_to_attacker",
+                 "damage_to_defender", "rounds", "categories", "extras"}
+
+
+def key_path() -> Path:
+    """Where this user's store key lives (see the module docstring)."""
+    given = os.environ.get(KEY_ENV, "").strip()
+    if given:
+        return Path(given).expanduser()
+    config = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    base = Path(config) if config else Path.home() / ".config"
+    return base / "meleelab" / "store.key"
+
+
+def _read_or_create(path: Path) -> bytes:
+    """The key in ``path``, created (0600, its folder 0700) when missing; OSError/ValueError when unusable."""
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        text = secrets.token_hex(32)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another run made it first: use theirs
+            return _read_or_create(path)
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(text + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    key = bytes.fromhex(text)
+    if len(key) < 16:
+        raise ValueError("too short")
+    return key
+
+
+class RowSigner:
+    """Signs and verifies store rows with this user's key.
+
+    Parameters
+    ----------
+    path : Path, optional
+        The key file (default :func:`key_path`).
+
+    Attributes
+    ----------
+    problem : str
+        Why the key could not be read or made (then a key that lives only in
+        this process is used: this run's rows are still checked, and a later
+        run recomputes them); empty when all is well.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or key_path()
+        self.problem = ""
+        try:
+            self._key = _read_or_create(self.path)
+        except (OSError, ValueError, UnicodeError) as e:
+            why = getattr(e, "strerror", None) or " ".join(str(e).split()) or type(e).__name__
+            self.problem = f"cannot use the store key {self.path} ({why})"
+            self._key = secrets.token_bytes(32)
+
+    def sign(self, key: str, fmt: int, tally: str, blocks: str | None) -> str:
+        """HMAC-SHA256 of a row's key and values (hex)."""
+        mac = hmac.new(self._key, digestmod=hashlib.sha256)
+        for part in ("meleelab results store row", key, str(int(fmt)), tally, "" if blocks is None else blocks,
+                     "blocks" if blocks is not None else "no blocks"):
+            data = part.encode("utf-8")
+            mac.update(len(data).to_bytes(8, "big") + data)  # length-prefixed: no two rows share a message
+        return mac.hexdigest()
+
+    def verify(self, key: str, fmt: int, tally: str, blocks: str | None, mac: Any) -> bool:
+        """Whether ``mac`` is this user's signature of the row."""
+        return isinstance(mac, str) and hmac.compare_digest(mac, self.sign(key, fmt, tally, blocks))
+
+
+# ------------------------------------------------------------------ consistency
+def _int(x: Any, what: str, lo: int, hi: int) -> int:
+    if type(x) is not int or not lo <= x <= hi:  # JSON integers only: no bool, float or text
+        raise ValueError(f"{what}: {str(x)[:40]!r} is not an integer in {lo}..{hi}")
+    return x
+
+
+def _int_list(x: Any, what: str, n: int | None, hi: int) -> list[int]:
+    if not isinstance(x, list) or (n is not None and len(x) != n) or len(x) > MAX_HIST:
+        raise ValueError(f"{what}: expected a list of {n if n is not None else 'at most ' + str(MAX_HIST)} integers")
+    return [_int(v, what, 0, hi) for v in x]
+
+
+def _moments(d: Any, what: str, trials: int) -> Moments:
+    if not isinstance(d, dict) or set(d) != {"total", "total_sq", "hist"}:
+        raise ValueError(f"{what}: expected total, total_sq and hist")
+    hist = _int_list(d["hist"], f"{what}.hist", None, trials)
+    if sum(hist) != trials:
+        raise ValueError(f"{what}: its histogram holds {sum(hist)} fights, not {trials}")
+    total = sum(i * h for i, h in enumerate(hist))
+    total_sq = sum(i * i * h for i, h in enumerate(hist))
+    if d["total"] != total or d["total_sq"] != total_sq or type(d["total"]) is not int \
+            or type(d["total_sq"]) is not int:
+        raise ValueError(f"{what}: total and total_sq disagree with its histogram")
+    return Moments(total, total_sq, np.asarray(hist, dtype=np.int64))
+
+
+def check_tally(d: Any) -> Tally:
+    """A :class:`~sim.tally.Tally` from a stored dict, checked field by field (ValueError naming the first fault)."""
+    if not isinstance(d, dict) or set(d) != _TALLY_FIELDS:
+        raise ValueError("not a tally: its fields are not those of a tally")
+    n_cat = _int(d["n_categories"], "n_categories", 1, MAX_FIELDS)
+    names = d["extra_names"]
+    if not isinstance(names, dict) or set(names) != {"tuple"} or not isinstance(names["tuple"], list) \
+            or len(names["tuple"]) > MAX_FIELDS or not all(isinstance(n, str) for n in names["tuple"]) \
+            or len(set(names["tuple"])) != len(names["tuple"]):
+        raise ValueError("extra_names: expected a list of distinct names")
+    trials = _int(d["trials"], "trials", 1, MAX_TRIALS)
+    t = Tally(n_cat, tuple(names["tuple"]))
+    t.trials = trials
+    wins = d["wins"]
+    if not isinstance(wins, dict) or set(wins) != {"int64", "shape"} or wins["shape"] != [3]:
+        raise ValueError("wins: expected three counts")
+    w = _int_list(wins["int64"], "wins", 3, trials)
+    if sum(w) != trials:
+        raise ValueError(f"wins: they sum to {sum(w)}, not to the {trials} trials")
+    t.wins = np.asarray(w, dtype=np.int64)
+    t.capped = _int(d["capped"], "capped", 0, trials)
+    cats = d["categories"]
+    if not isinstance(cats, dict) or set(cats) != {"int64", "shape"} or cats["shape"] != [2, n_cat] \
+            or not isinstance(cats["int64"], list) or len(cats["int64"]) != 2:
+        raise ValueError("categories: expected two sides of n_categories counts")
+    rows = [_int_list(row, "categories", n_cat, trials) for row in cats["int64"]]
+    if any(sum(row) != trials for row in rows):
+        raise ValueError("categories: a side's outcome categories do not sum to the trials")
+    t.categories = np.asarray(rows, dtype=np.int64)
+    for name in ("damage_to_attacker", "damage_to_defender", "rounds"):
+        v = d[name]
+        if not isinstance(v, dict) or set(v) != {"moments"}:
+            raise ValueError(f"{name}: expected moments")
+        setattr(t, name, _moments(v["moments"], name, trials))
+    extras = d["extras"]
+    if not isinstance(extras, dict) or set(extras) != {"extras"} or not isinstance(extras["extras"], dict) \
+            or set(extras["extras"]) != set(t.extra_names):
+        raise ValueError("extras: expected one entry per extra name")
+    t.extras = {k: _moments(extras["extras"][k], f"extras.{k}", trials) for k in t.extra_names}
+    return t
+
+
+def check_row(tally: Any, blocks: Any) -> tuple[Tally, list[Tally] | None]:
+    """The parsed ``(tally, blocks)`` of a row (JSON already decoded), or ValueError naming the first fault.
+
+    Per-step tallies must have the total's shape and add up to it exactly.
+    """
+    total = check_tally(tally)
+    if blocks is None:
+        return total, None
+    if not isinstance(blocks, list) or not blocks or len(blocks) > total.trials:
+        raise ValueError("blocks: expected a list of per-step tallies")
+    steps = [check_tally(b) for b in blocks]
+    merged = Tally(total.n_categories, total.extra_names)
+    for s in steps:
+        if s.n_categories != total.n_categories or s.extra_names != total.extra_names:
+            raise ValueError("blocks: a step's fields differ from the total's")
+        merged = merged.merge(s)
+    if not merged.same_as(total):
+        raise ValueError("blocks: the per-step tallies do not add up to the total")
+    return total, steps
