@@ -55,7 +55,9 @@ def role_decided(long: pd.DataFrame, units: list[str], threshold: float = ROLE_D
 
 def harmless_or_invulnerable(long: pd.DataFrame, units: list[str]) -> dict[str, str]:
     """Units that take no damage in any fight (``"invulnerable"``) or deal none (``"harmless"``)."""
-    out = {}
+    out: dict[str, str] = {}
+    if not {"damage_to_attacker", "damage_to_defender"} <= set(long.columns):
+        return out  # a frame without damage (hand-built tables) says nothing about harm
     f = long[long["trials"] > 0] if "trials" in long else long
     for u in units:
         taken = pd.concat([f.loc[f["attacker"] == u, "damage_to_attacker"], f.loc[f["defender"] == u,
