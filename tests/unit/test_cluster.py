@@ -81,7 +81,8 @@ def test_cli_scheduler_local_gives_the_same_files(tmp_path, capsys):
 
 def test_a_killed_run_leaves_no_dask_workers(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "analysis", "fight", "warband", "Champion", "Youngblood",
-                             "--trials", str(400 * BLOCK_TRIALS), "--seed", "1", "--quiet", "--scheduler", "local:2"],
+                             "--trials", str(400 * BLOCK_TRIALS), "--seed", "1", "--quiet", "--scheduler", "local:2",
+                             "--method", "mc"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 90
@@ -122,7 +123,7 @@ def test_ctrl_c_in_a_terminal_is_one_line_and_leaves_no_dask_workers():
     """
     rc, err, kids = interrupt_like_a_terminal(
         ["fight", "warband", "Champion", "Youngblood", "--trials", str(2000 * BLOCK_TRIALS), "--seed", "1", "--quiet",
-         "--scheduler", "local:2"], workers=2, early=True)
+         "--scheduler", "local:2", "--method", "mc"], workers=2, early=True)
     assert len(kids) >= 2, "the local cluster's workers never started"
     assert rc == 130 and "Traceback" not in err, err
     assert [line for line in err.splitlines() if line.strip()] == ["meleelab: aborted"], err

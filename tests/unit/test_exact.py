@@ -139,7 +139,7 @@ def test_exact_where_impossible_is_one_line_naming_the_matchup_and_why(capsys):
     with pytest.raises(MatchupError, match=r"attacker\.engaged=3 .*every model engaged"):
         sim.fight("grimdark", "Tactical squad", "Troopers", budget="none", states={"attacker": {"engaged": 3}},
                   method="exact")
-    code = main(["fight", "warband", "Champion", "Youngblood", "--method", "exact"])
+    code = main(["fight", "warband", "Champion", "Youngblood", "--budget", "300", "--method", "exact"])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err.count("\n") == 1 and "groups have no exact chain" in err
     with pytest.raises(InputError, match="method"):

@@ -233,7 +233,7 @@ def test_a_file_that_is_not_a_results_store_is_refused_in_one_line(tmp_path, cap
 def test_each_inconsistency_is_named(change, why):
     from analysis.runs.store import tally_to_dict
 
-    d = tally_to_dict(sim.fight("duel", "Sellsword", "Knight", trials=3000, seed=1, budget="none").tally)
+    d = tally_to_dict(sim.fight("duel", "Sellsword", "Knight", trials=3000, seed=1, budget="none", method="mc").tally)
     check_row(json.loads(json.dumps(d)), None)
     change(d)
     with pytest.raises(ValueError, match=why):
@@ -249,7 +249,7 @@ def test_rows_are_signed_with_the_key_and_the_values(tmp_path, key):
     assert not signer.verify("k", 2, '{"a": 1}', "[]", mac)
     assert not RowSigner(tmp_path / "other.key").verify("k", 2, '{"a": 1}', None, mac)
     with ResultsStore(tmp_path / "s.sqlite") as store:  # a row that fits no job is counted as ignored
-        store.put("k", sim.fight("mecha", "AFS", "Gustav", trials=10, seed=1).tally)
+        store.put("k", sim.fight("mecha", "AFS", "Gustav", trials=10, seed=1, method="mc").tally)
         assert store.get("k") is not None and store.reused == {"k"}
         store.reject("k")
         assert store.ignored == {"k"} and not store.reused

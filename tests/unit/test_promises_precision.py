@@ -114,7 +114,9 @@ def test_progress_knows_its_total_before_any_cell_runs():
 
 def test_the_cost_is_estimated_before_the_cells_run_and_matches_them():
     seen = []
-    kw = dict(units=["Champion", "Ogre Brute", "Youngblood", "Pit Fighter"], half_width=0.01, seed=3)
+    # whole copies: one cell per matchup (expected fielding fights the neighbouring whole-copy cells instead)
+    kw = dict(units=["Champion", "Ogre Brute", "Youngblood", "Pit Fighter"], half_width=0.01, seed=3,
+              fielding="whole")
     with cost_listener(seen.append):
         t0 = time.perf_counter()
         m = matchup_matrix("warband", **kw)

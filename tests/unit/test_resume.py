@@ -371,7 +371,8 @@ def test_the_base_install_never_imports_dask(tmp_path):
 
 def test_a_killed_run_leaves_no_local_workers():
     proc = subprocess.Popen([sys.executable, "-m", "analysis", "fight", "warband", "Champion", "Youngblood",
-                             "--trials", str(400 * BLOCK_TRIALS), "--seed", "1", "--quiet", "--workers", "2"],
+                             "--trials", str(400 * BLOCK_TRIALS), "--seed", "1", "--quiet", "--workers", "2",
+                             "--method", "mc"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -487,7 +488,8 @@ def test_resuming_sub_block_cells_gives_the_uninterrupted_numbers_and_unfit_rows
     r = whole.results[("Sellsword", "Knight")].tally
     assert stored_result_fits(job, rs, r, None)
     assert not stored_result_fits(dataclasses.replace(job, half_width=0.0001), rs, r, None)  # short of target
-    odd = sim.fight("duel", "Sellsword", "Knight", trials=SUB_BLOCK_TRIALS + 7, seed=1, budget="none").tally
+    odd = sim.fight("duel", "Sellsword", "Knight", trials=SUB_BLOCK_TRIALS + 7, seed=1, budget="none",
+                    method="mc").tally
     assert not stored_result_fits(job, rs, odd, None)  # between two sub-blocks
     assert not stored_result_fits(dataclasses.replace(job, half_width=None), rs, r, None)  # fixed: the whole cap
     assert not stored_result_fits(job, get_ruleset("mecha"), r, None)  # another ruleset's categories
