@@ -12,7 +12,8 @@ metrics; :meth:`Report.write` writes
 * ``baseline_diff.csv`` with ``baseline=``: every number compared with an earlier report,
 
 all atomically (:mod:`analysis.report.io`); the same seed and settings give byte-identical
-CSV files. :func:`write_all` does this for every registered ruleset plus an index.
+CSV files, on any machine with the same versions (:mod:`sim.kernels.portable`). :func:`write_all`
+does this for every registered ruleset plus an index.
 
 The pages are rendered from jinja2 templates (:mod:`analysis.report.html`,
 ``analysis/report/templates/``) and Markdown (:mod:`analysis.report.markdown`); tables

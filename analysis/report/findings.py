@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..stats.estimates import order_key
 from .tables import fmt, interval_against
 
 __all__ = ["Link", "Code", "Finding", "findings", "MD_ANCHORS", "row_id", "HOW_MANY"]
@@ -104,7 +105,7 @@ def _side(fp: pd.DataFrame, over: bool, limit: int | None = HOW_MANY) -> pd.Data
         key = -ratio.where(ratio.notna(), beyond.str.contains("estimate above").map({True: math.inf,
                                                                                      False: math.nan}))
         pick = (verdict == "underpriced") | (key < -1)
-    chosen = fp[pick.fillna(False)].assign(_flag=~fp["flagged"].astype(bool), _key=key)
+    chosen = fp[pick.fillna(False)].assign(_flag=~fp["flagged"].astype(bool), _key=order_key(key))
     chosen = chosen.sort_values(["_flag", "_key"], kind="mergesort")
     return chosen if limit is None else chosen.head(limit)
 
@@ -138,7 +139,7 @@ def _pricing(rep: Any) -> list[Finding]:
 def _mix(rep: Any) -> Finding:
     b = rep.balance
     nash = b.nash[pd.to_numeric(b.nash["weight"], errors="coerce").fillna(0) > 0]
-    nash = nash.sort_values("weight", ascending=False, kind="mergesort")
+    nash = nash.sort_values("weight", ascending=False, kind="mergesort", key=order_key)
     parts: list[Any] = (["at equal points (", Link(fmt(rep.matrix.budget, "points"), "settings", "settings"),
                          " points a side), the mix of units no unit beats on average is "]
                         if rep.matrix.budget is not None else

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 import sim
@@ -25,10 +27,31 @@ __all__ = [
     "result_frame",
     "tally_row",
     "CSV_FLOAT_FORMAT",
+    "ORDER_DECIMALS",
+    "order_key",
+    "portable_float",
 ]
 
 #: Fixed float formatting of every CSV we write (same seed -> identical bytes).
 CSV_FLOAT_FORMAT = "%.6f"
+
+#: Decimals of a sort key (:func:`order_key`). Model fits (Bradley-Terry, Nash weights, fair prices) run on
+#: BLAS and optimisers whose last bits differ between machines; values equal to this many decimals keep their
+#: table order on every machine instead of swapping.
+ORDER_DECIMALS = 9
+
+
+def order_key(values: Any) -> Any:
+    """``values`` (a Series or an array) rounded to :data:`ORDER_DECIMALS`, to sort by (see there)."""
+    return np.round(values, ORDER_DECIMALS)
+
+
+def portable_float(x: float, digits: int = 10) -> float:
+    """``x`` to ``digits`` significant digits: a model fit's last bits, which differ between machines, dropped
+    (the JSON files print floats in full)."""
+    x = float(x)
+    return float(f"{x:.{digits}g}") if math.isfinite(x) else x
+
 
 #: ``wilson(k, n)``: the Wilson 95% score interval (re-export of :func:`sim.stats.wilson_interval`).
 wilson = wilson_interval

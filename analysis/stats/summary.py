@@ -36,6 +36,7 @@ from sim.errors import InputError
 
 from .dominance import dominated_units, intransitive_triples
 from .equilibrium import complete_block, nash_equilibrium, nash_support_share
+from .estimates import order_key, portable_float
 from .fair_prices import fair_prices, points_efficiency
 from .pooling import collapse, expand_pairs, expand_units, twin_classes
 from .strength import _points, _units, bradley_terry, long_frame, mean_win_rate, payoff_matrix, side_averaged
@@ -117,7 +118,7 @@ class _Collapsed:
 
 def _rank_with_ties(values: np.ndarray, errors: np.ndarray) -> np.ndarray:
     """Competition ranks by value (descending); values equal to 1e-9 share a rank."""
-    order = np.argsort(-values, kind="mergesort")
+    order = np.argsort(-order_key(values), kind="mergesort")
     ranks = np.empty(len(values), int)
     for pos, i in enumerate(order):
         if pos and abs(values[i] - values[order[pos - 1]]) <= 1e-9:
@@ -177,7 +178,7 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None) -> BalanceSumma
     eff = points_efficiency(rates_x, fair, _points(matrix))
     rk = rates_x.merge(bt_x.rename(columns={"lo": "strength_lo", "hi": "strength_hi", "se": "strength_se"}), on="unit")
     rk["nash_weight"] = rk["unit"].map(dict(zip(nash["unit"], nash["weight"])))
-    rk = rk.sort_values("strength", ascending=False, kind="mergesort").reset_index(drop=True)
+    rk = rk.sort_values("strength", ascending=False, kind="mergesort", key=order_key).reset_index(drop=True)
     rk.insert(0, "rank", _rank_with_ties(rk["strength"].to_numpy(float), rk["strength_se"].to_numpy(float)))
     sa_x = expand_pairs(sa, classes)
     pay_x = payoff_matrix(_Collapsed(frame, units), sa=sa_x) if any(len(m) > 1 for m in classes.values()) else pay
@@ -207,6 +208,6 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None) -> BalanceSumma
              "(an exact tie is not worse) and one where it is better by a Bonferroni-corrected margin; cycle "
              "edges are Bonferroni-corrected over pairs.\n"
              + " ".join(str(fair.attrs.get(k, "")) for k in ("definition", "model", "intervals")))
-    adv = {k: float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
+    adv = {k: portable_float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
     return BalanceSummary(ruleset, units, rk, sa_x, pay_x, bt_x, nash, dominated, cycles, fair, eff, adv, model,
                           notes, misfit, budget, twins)
