@@ -43,19 +43,33 @@ class Where:
         return Where(self.source, unit)
 
     def error(self, field: str | None, value: Any, expected: str) -> InputError:
-        """An :class:`InputError` naming the source, unit, field, value and what was expected."""
-        return InputError(self.describe(field, f"got {value!r}, expected {expected}"))
+        """An :class:`InputError` naming the source, unit, field, value and what was expected (a value
+        whose text is long is cut to :data:`SHOWN_VALUE` characters: the message stays one readable line)."""
+        return InputError(self.describe(field, f"got {shown(value)}, expected {expected}"))
 
     def describe(self, field: str | None, text: str) -> str:
         parts = []
         if self.source:
             parts.append(str(self.source))
         if self.unit is not None:
-            parts.append(f"unit {self.unit!r}")
+            parts.append(f"unit {shown(self.unit)}")
         if field is not None:
             parts.append(f"field {field!r}")
         parts.append(text)
         return ": ".join(parts)
+
+
+#: Longest text of a value quoted in an error message (a 1 MB unit name is shown by its start).
+SHOWN_VALUE = 120
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to :data:`SHOWN_VALUE` characters with ``...`` (never recursing without end)."""
+    try:
+        text = repr(value)
+    except RecursionError:  # a structure nested thousands deep (sim.files refuses those first)
+        text = f"<{type(value).__name__} nested too deeply to show>"
+    return text if len(text) <= SHOWN_VALUE else text[: SHOWN_VALUE - 3] + "..."
 
 
 class TooLargeError(MatchupError):

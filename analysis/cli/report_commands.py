@@ -61,12 +61,18 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
         frame = read_matrix_long(path)
         import json
 
+        from sim.files import read_input_text
+        from sim.limits import MAX_MATRIX_BYTES
+
         from ..runs.matrix import saved_matrix
 
         meta_path = path.parent / "matrix.json"
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
-        except (OSError, ValueError):
+            meta = (json.loads(read_input_text(meta_path, "matrix.json", MAX_MATRIX_BYTES, encoding="utf-8"))
+                    if meta_path.exists() else None)
+        except (ValueError, RecursionError) as e:
+            if isinstance(e, sim.MeleelabError):  # a link to a device, a huge file: refused, not read
+                raise
             meta = None  # the matrix alone still balances; only the twins' pooling needs matrix.json
         if isinstance(meta, dict) and isinstance(meta.get("ruleset"), str) and meta["ruleset"] != rs.id:
             raise Failure(f"{meta_path}: a {meta['ruleset']} matrix, not {rs.id}: "
@@ -127,7 +133,8 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
     `meleelab report RULESET --out DIR` writes DIR/report.html, summary.md,
     metadata.json and the CSV tables; `meleelab report --all --out reports/`
     writes one folder per ruleset (its shipped roster) and reports/index.html.
-    The same seed and settings give byte-identical CSV files. Finished cells are
+    The same seed and settings give byte-identical CSV files (on any machine with the same
+    versions of meleelab, NumPy, SciPy and Numba). Finished cells are
     kept in DIR's results store: after an interruption, the same command computes
     only the cells still missing (metadata.json: resumed_cells).
     """

@@ -38,6 +38,7 @@ present wins), so a file that gains or renames a column needs one line changed.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -49,6 +50,8 @@ import numpy as np
 import pandas as pd
 
 from sim.errors import InputError
+from sim.files import read_input_text
+from sim.limits import MAX_MATRIX_BYTES
 
 from .render import figure_png, plain_text_plots
 from .safe_csv import restore_cell
@@ -137,9 +140,15 @@ def _seed_of(folder: Path) -> Any:
 
 
 def _json(path: Path) -> dict[str, Any]:
+    """A report's JSON file as a dict; {} when absent. A file that is not a bounded regular file, or not
+    JSON, is an error (one line), so a folder holding a link to /dev/zero is refused, not read forever."""
+    if not path.exists():
+        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_input_text(path, "report file", MAX_MATRIX_BYTES, encoding="utf-8"))
+    except (ValueError, RecursionError) as e:
+        if isinstance(e, InputError):
+            raise
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -147,7 +156,7 @@ def _json(path: Path) -> dict[str, Any]:
 def _read(folder: Path, name: str, required: bool) -> pd.DataFrame | None:
     """The file's columns renamed to their roles (see :data:`COLUMNS`); None when an optional file is absent."""
     path = folder / name
-    if not path.is_file():
+    if not path.exists():  # (a FIFO or a device there is not absent: read_input_text refuses it in one line)
         if required:
             raise InputError(f"{folder}: not a report folder (no {name})")
         return None
@@ -158,9 +167,10 @@ def _read(folder: Path, name: str, required: bool) -> pd.DataFrame | None:
 
         raw = read_matrix_long(path)
     else:
+        text = read_input_text(path, "report table", MAX_MATRIX_BYTES)  # a regular file, bounded (sim.files)
         try:
             # all as text: a unit named "NA" or "None" stays a name; numbers are parsed below, role by role
-            raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+            raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
         except (OSError, ValueError) as e:
             raise InputError(f"{path}: cannot read ({_one_line(e)})") from None
         raw.columns = [restore_cell(c) for c in raw.columns]
