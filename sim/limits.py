@@ -222,7 +222,10 @@ class PlanBudget:
     """Running total of the tables of the plans a run holds at once (a matrix keeps one per cell).
 
     :meth:`add` raises an :class:`~sim.errors.InputError` (the whole run is refused,
-    not one cell) once the total passes :data:`PLANS_BUDGET`.
+    not one cell) once the total passes :data:`PLANS_BUDGET`; :meth:`check_estimate`
+    refuses a run whose estimated total is over it before the plans are built (a
+    100-unit matrix builds 10,000 plans, minutes of work and gigabytes, before the
+    running total alone would notice).
     """
 
     def __init__(self, what: str, budget: int | None = None) -> None:
@@ -230,6 +233,13 @@ class PlanBudget:
         self.budget = PLANS_BUDGET if budget is None else budget
         self.total = 0
         self.count = 0
+
+    def check_estimate(self, estimate: float, count: int, how: str) -> None:
+        """Refuse now when ``count`` plans are estimated (``how``) to need more than the budget in all."""
+        if estimate > self.budget:
+            raise InputError(f"{self.what}: the tables of its {count:,} matchups would take about "
+                             f"{human_bytes(estimate)} ({how}), over the {human_bytes(self.budget)} limit: "
+                             "use fewer or smaller units")
 
     def add(self, ruleset: Any, plan: Any) -> None:
         self.total += table_bytes(plan)

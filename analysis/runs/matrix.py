@@ -218,6 +218,19 @@ def saved_matrix(frame: pd.DataFrame, ruleset: str, meta: Mapping[str, Any] | No
                          dict(meta.get("profiles") or {}), None)
 
 
+def _estimated_tables(names: Sequence[str], plans: Mapping[tuple[str, str], tuple[Any, Any]]) -> float:
+    """The tables of every pair, from the mirror matches: pair ``(a, d)`` as the mean of ``(a, a)`` and
+    ``(d, d)`` (a plan's tables are each side's attacks against the other's), so ``n`` times their sum.
+    A unit whose mirror match could not be built counts as the mean of the others."""
+    from sim.limits import table_bytes
+
+    sizes = {a: table_bytes(plans[(a, a)][1]) for a in names if (a, a) in plans}
+    if not sizes:
+        return 0.0
+    mean = sum(sizes.values()) / len(sizes)
+    return len(names) * sum(sizes.get(a, mean) for a in names)
+
+
 def _payoff_var(p_win: float, p_loss: float, n: int) -> float:
     if not n:
         return float("nan")
@@ -322,13 +335,22 @@ def matchup_matrix(
 
     plans: dict[tuple[str, str], tuple[Any, Any]] = {}
     notes: dict[tuple[str, str], str] = {}
+
+    def build(a: str, d: str) -> None:
+        try:
+            plans[(a, d)] = context.build(a, d)
+            plan_budget.add(rs, plans[(a, d)][1])
+        except MatchupError as e:
+            notes[(a, d)] = str(e)
+
+    for a in names:  # the mirror matches first: they size the whole matrix before it is built
+        build(a, a)
+    plan_budget.check_estimate(_estimated_tables(names, plans), len(names) ** 2,
+                               "estimated from each unit's mirror match")
     for a in names:
         for d in names:
-            try:
-                plans[(a, d)] = context.build(a, d)
-                plan_budget.add(rs, plans[(a, d)][1])
-            except MatchupError as e:
-                notes[(a, d)] = str(e)
+            if (a, d) not in plans and (a, d) not in notes:
+                build(a, d)
     excluded = {u: notes[(u, u)] for u in names
                 if all((u, o) in notes and (o, u) in notes for o in names)}
     kept = [u for u in names if u not in excluded]

@@ -35,7 +35,7 @@ from scipy import stats
 
 import sim
 from sim.errors import InputError, MatchupError, Where
-from sim.limits import MAX_SWEEP_VALUES, PlanBudget, check_kept_batches, check_names, check_side_mappings
+from sim.limits import MAX_SWEEP_VALUES, PlanBudget, check_kept_batches, check_names, check_side_mappings, table_bytes
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
 from sim.ruleset import SIDES, Rounds, Ruleset
@@ -91,6 +91,16 @@ def _role_numbers(t: Tally, side: str) -> tuple[int, int, int]:
     """(wins, losses, draws) of the swept unit playing ``side``."""
     w = t.wins
     return (int(w[1]), int(w[2]), int(w[0])) if side == "attacker" else (int(w[2]), int(w[1]), int(w[0]))
+
+
+def _estimated_tables(opps: Sequence[str], ends: Sequence[int], built: Mapping[tuple[str, int], tuple[Any, Any]],
+                      n_values: int) -> float:
+    """Every plan's tables, each opponent's as ``n_values`` times the larger of its first and last value's."""
+    total = 0.0
+    for o in opps:
+        sizes = [table_bytes(built[(o, i)][1]) for i in ends if (o, i) in built]
+        total += n_values * max(sizes, default=0)
+    return total
 
 
 def sweep(
@@ -201,17 +211,33 @@ def sweep(
     plan_budget = PlanBudget("sweep")
 
     jobs, notes, opp_points, copies_used = [], {}, {}, {}
+    built: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+    def build(o: str, i: int) -> None:
+        a, d = (variants[i], o) if side == "attacker" else (o, variants[i])
+        try:
+            built[(o, i)] = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
+                                              roster=ros, from_text=from_text, budget=in_force or "none")
+        except MatchupError as e:
+            notes[(o, i)] = str(e)
+            return
+        plan_budget.add(rs, built[(o, i)][1])
+
+    # the first and last values first: they size the whole sweep before it is built (tables grow with a field)
+    ends = sorted({0, len(variants) - 1})
+    for o in opps:
+        for i in ends:
+            build(o, i)
+    plan_budget.check_estimate(_estimated_tables(opps, ends, built, len(variants)), len(opps) * len(variants),
+                               "estimated from the first and last values")
     for o in opps:
         stream = cell_stream(base.name, o) if side == "attacker" else cell_stream(o, base.name)
-        for i, u in enumerate(variants):
-            a, d = (u, o) if side == "attacker" else (o, u)
-            try:
-                matchup, plan = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
-                                                  roster=ros, from_text=from_text, budget=in_force or "none")
-            except MatchupError as e:
-                notes[(o, i)] = str(e)
+        for i in range(len(variants)):
+            if (o, i) not in built and (o, i) not in notes:
+                build(o, i)
+            if (o, i) not in built:
                 continue
-            plan_budget.add(rs, plan)
+            matchup, plan = built.pop((o, i))
             p = getattr(ros.unit(o), "points", None)
             opp_points[o] = float(p) if p is not None else float("nan")
             copies_used[(o, i)] = matchup.copies[side]
