@@ -11,6 +11,7 @@ import sim
 from ..report.io import check_output_dir
 from .options import (
     Failure,
+    OutFolder,
     count_bar,
     report_run_options,
     roster_arg,
@@ -29,7 +30,7 @@ __all__ = ["balance_cmd", "report_cmd", "diff_cmd"]
 @report_run_options
 @click.option("--from-matrix", type=click.Path(exists=True), default=None,
               help="Use a saved matrix_long.csv (or the folder of `meleelab matrix --out`) instead of simulating.")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("--out", type=OutFolder(), default=None,
               help="Directory for the CSV tables (written atomically).")
 def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], seed: int,
                 half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None, max_rounds: int,
@@ -115,7 +116,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 @click.command("report")
 @click.argument("ruleset", required=False)
 @click.option("--all", "all_rulesets", is_flag=True, help="One report per registered ruleset (shipped rosters) + index.")
-@click.option("--out", type=click.Path(file_okay=False), required=True,
+@click.option("--out", type=OutFolder(), required=True,
               help="Output directory (replaced as a whole when the run ends).")
 @click.option("--feature", "features", multiple=True, metavar='"A vs B"',
               help="A matchup to show in detail (repeatable; default: the most lopsided and the most even cell).")
@@ -187,7 +188,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
 @click.argument("new_dir")
 @click.option("--z", type=float, default=3.0, show_default=True,
               help="A difference beyond Z standard errors is a change (see analysis/diff.py for the error used).")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("--out", type=OutFolder(), default=None,
               help="Directory for diff.csv (every number), diff_changed.csv and diff.png (before/after); "
                    "replaced as a whole.")
 @click.option("--all", "show_all", is_flag=True, help="Print every change (default: the 40 largest).")
