@@ -238,6 +238,8 @@ def build_matchup(
     states = check_side_mappings(states, "states")
     overrides = check_side_mappings(overrides, "overrides")
     options = check_mapping(options, "options")
+    if not isinstance(from_text, bool):
+        raise InputError(f"from_text: got {type(from_text).__name__}, expected True or False")
     need_roster = isinstance(attacker, str) or isinstance(defender, str) or roster is not None
     ros = _roster_of(rs, roster) if need_roster else None
     in_force = resolve_budget(budget, ros.budget if ros is not None else None, "--budget" if from_text else "budget")

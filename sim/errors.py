@@ -9,7 +9,16 @@ __all__ = ["MeleelabError", "InputError", "MatchupError", "TooLargeError", "Outp
 
 
 class MeleelabError(ValueError):
-    """Bad input: a message meant for a person, printed as one line."""
+    """Bad input: a message meant for a person, printed as one line.
+
+    A message holding line breaks (a value's ``repr`` such as a DataFrame's) is
+    joined into one line here, so that every raise site gives one line.
+    """
+
+    def __init__(self, *args: Any) -> None:
+        if args and isinstance(args[0], str) and ("\n" in args[0] or "\r" in args[0]):
+            args = (" ".join(part.strip() for part in args[0].splitlines() if part.strip()), *args[1:])
+        super().__init__(*args)
 
 
 class InputError(MeleelabError):
@@ -69,6 +78,8 @@ def shown(value: Any) -> str:
         text = repr(value)
     except RecursionError:  # a structure nested thousands deep (sim.files refuses those first)
         text = f"<{type(value).__name__} nested too deeply to show>"
+    if "\n" in text:  # a DataFrame, an array: one line
+        text = " ".join(text.split())
     return text if len(text) <= SHOWN_VALUE else text[: SHOWN_VALUE - 3] + "..."
 
 

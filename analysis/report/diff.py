@@ -53,6 +53,7 @@ from sim.errors import InputError
 from sim.files import read_input_text
 from sim.limits import MAX_MATRIX_BYTES
 
+from ..stats.checks import check_path
 from .render import figure_png, plain_text_plots
 from .safe_csv import restore_cell
 
@@ -271,8 +272,9 @@ def diff_runs(old: str | Path, new: str | Path, *, z: float = DEFAULT_Z) -> RunD
     InputError
         A folder is missing or is not a report folder, or the two are for different rulesets.
     """
-    if not (isinstance(z, (int, float)) and math.isfinite(z) and z > 0):
+    if isinstance(z, bool) or not (isinstance(z, (int, float)) and math.isfinite(z) and z > 0):
         raise InputError(f"--z: got {z!r}, expected a positive number of standard errors")
+    old, new = check_path(old, "old"), check_path(new, "new")
     runs_old, runs_new = find_runs(old), find_runs(new)
     notes: list[str] = []
     if len(runs_old) == 1 and len(runs_new) == 1:

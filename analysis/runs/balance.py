@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sim.errors import InputError
+
+from ..stats.checks import check_callable, check_seed
 from ..stats.summary import BalanceSummary, summarise
 from .pricing import complete_curves
 
@@ -36,6 +39,10 @@ def balance_summary(matrix: Any, *, seed: int = 0, progress: Any = None, curves:
     -------
     BalanceSummary
     """
+    seed = check_seed(seed)
+    check_callable(progress, "progress")
+    if curves is not None and not isinstance(curves, dict):
+        raise InputError(f"curves: got {type(curves).__name__}, expected a dict of copy curves or None")
     if curves is None:
         curves = complete_curves(matrix, progress)
     return summarise(matrix, seed=seed, curves=curves)

@@ -43,7 +43,7 @@ from sim.ruleset import Rounds, Ruleset, parse_rounds
 from sim.rulesets import get_ruleset
 
 from ..stats.estimates import tally_row
-from .fielding import RunContext, budget_in_force, fielded_copies, profile_key
+from .fielding import RunContext, budget_in_force, check_run_arguments, fielded_copies, profile_key
 from .jobs import CellJob, JobResult, ProgressCallback, run_jobs
 
 __all__ = [
@@ -306,6 +306,8 @@ def matchup_matrix(
     (2, 2)
     """
     rs = get_ruleset(ruleset)
+    check_run_arguments(states=states, overrides=overrides, options=options, progress=progress, from_text=from_text,
+                        store=store)
     ros = resolve_roster(rs, roster)
     rounds = check_run_settings(rs, rounds, max_rounds, max_trials, "max_trials")
     if half_width is not None:

@@ -43,9 +43,10 @@ from sim.rulesets import get_ruleset
 from sim.stats import Z95, wilson_interval
 from sim.tally import Tally
 
+from ..stats.checks import check_frame
 from ..stats.fair_prices import FAIR_POINTS_MODEL
 from .compare import batch_trials_for, paired_difference, welch_df
-from .fielding import RunContext, budget_in_force
+from .fielding import RunContext, budget_in_force, check_run_arguments
 from .jobs import CellJob, JobResult, run_jobs
 from .matrix import cell_stream, check_run_settings, resolve_roster
 
@@ -174,6 +175,8 @@ def sweep(
         the bootstrap replicates (for :func:`marginal_value`).
     """
     rs = get_ruleset(ruleset)
+    check_run_arguments(states=states, overrides=overrides, options=options, progress=progress,
+                        from_text=from_text, store=store)
     ros = resolve_roster(rs, roster)
     rounds = check_run_settings(rs, rounds, max_rounds, trials)
     overrides = check_side_mappings(overrides, "overrides")
@@ -349,6 +352,9 @@ def marginal_value(frame: pd.DataFrame) -> pd.DataFrame:
     """
     cols = ["opponent", "from_value", "to_value", "win_points_per_point", "se", "df", "lo", "hi",
             "fair_points_per_point", "fair_lo", "fair_hi"]
+    frame = check_frame(frame, "frame", "a sweep() result",
+                        ("opponent", "value", "trials", "p_win_change", "p_win_change_se"),
+                        ("value", "trials", "p_win_change", "p_win_change_se", "p_win_change_df"))
     rows = []
     ok = frame[frame["trials"] > 0]
     for opp, part in ok.groupby("opponent", sort=False):
@@ -357,6 +363,8 @@ def marginal_value(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         first, last = part.iloc[0], part.iloc[-1]
         span = float(last["value"]) - float(first["value"])
+        if not span:  # one value only (repeated): no slope
+            continue
         slope = float(last["p_win_change"]) / span
         se = float(last["p_win_change_se"]) / span
         df = float(last["p_win_change_df"]) if "p_win_change_df" in part else math.inf
@@ -390,8 +398,11 @@ def _fair_per_point(frame: pd.DataFrame) -> dict[str, float]:
     if table is None or len(table) < 2:
         return nan
     first, last = table.iloc[0], table.iloc[-1]
-    span = float(last["value"]) - float(first["value"])
-    est = (float(last["fair_points"]) - float(first["fair_points"])) / span
+    try:
+        span = float(last["value"]) - float(first["value"])
+        est = (float(last["fair_points"]) - float(first["fair_points"])) / span
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):  # a frame's attrs edited by hand: no fair slope
+        return nan
     a, b = reps.get(first["value"]), reps.get(last["value"])
     lo = hi = float("nan")
     if a is not None and b is not None and len(a) == len(b):

@@ -157,6 +157,8 @@ def result_frame(result: sim.FightResult) -> pd.DataFrame:
     >>> list(result_frame(r).columns)
     ['quantity', 'side', 'value', 'se', 'lo', 'hi', 'n']
     """
+    if not isinstance(result, sim.FightResult):
+        raise sim.MeleelabError(f"result: got {type(result).__name__}, expected a sim.FightResult (from sim.fight)")
     t = result.tally
     n = t.trials
     rows: list[dict[str, object]] = []
