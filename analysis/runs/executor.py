@@ -200,8 +200,11 @@ def check_workers(client: Any) -> None:
     try:
         there = client.run(simulator_identity)
     except Exception as e:  # noqa: BLE001 - e.g. meleelab not installed on the workers
-        raise InputError(f"--scheduler: the workers cannot run meleelab ({type(e).__name__}: "
-                         f"{' '.join(str(e).split())[:160]}); install the same meleelab on every worker") from None
+        why = f"{type(e).__name__}: {' '.join(str(e).split())[:160]}"
+        if type(e).__module__.startswith("distributed.comm") or isinstance(e, OSError):  # the connection, not them
+            raise InputError(f"--scheduler: the cluster went away while its workers were checked ({why})") from None
+        raise InputError(f"--scheduler: the workers cannot run meleelab ({why}); install the same meleelab on "
+                         "every worker") from None
     for worker, ident in there.items():
         if ident != here:
             raise InputError(f"--scheduler: worker {worker} runs another simulator ({ident}, here {here}); "
