@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ from .roster import Roster, default_roster, load_roster
 from .ruleset import SIDES, Matchup, Rounds, Ruleset, parse_rounds
 from .rulesets import all_rulesets, get_ruleset
 
-__all__ = ["fight", "unit", "rulesets", "build_matchup", "parse_settings", "provenance", "Settings", "check_stream"]
+__all__ = ["fight", "unit", "rulesets", "build_matchup", "parse_settings", "provenance", "machine", "Settings",
+           "check_stream"]
 
 Settings = tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any]]
 
@@ -74,7 +76,12 @@ def _version() -> str:
 
 
 def provenance(root: np.random.SeedSequence, **extra: Any) -> dict[str, Any]:
-    """What makes a run reproducible: seed entropy, versions and block size."""
+    """What makes a run reproducible: seed entropy, versions and block size, and the machine it ran on.
+
+    The counts do not depend on the machine (the tables are built by
+    :mod:`sim.kernels.portable`); ``machine`` is recorded so that a difference
+    can be traced if one ever shows.
+    """
     import scipy
 
     out = {
@@ -85,10 +92,52 @@ def provenance(root: np.random.SeedSequence, **extra: Any) -> dict[str, Any]:
         "meleelab": _version(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,
+        "numba": _package_version("numba"),
         "python": platform.python_version(),
+        "machine": machine(),
     }
     out.update(extra)
     return out
+
+
+def _package_version(name: str) -> str | None:
+    """An installed package's version, read from its metadata (importing Numba would take half a second)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def machine() -> dict[str, Any]:
+    """The CPU and platform of this process: ``{"cpu", "arch", "system", "numpy_simd"}``.
+
+    ``cpu`` is the model name (``/proc/cpuinfo`` on Linux, else :func:`platform.processor`);
+    ``numpy_simd`` the SIMD targets NumPy dispatches to here (what ``np.show_runtime()`` lists
+    as found). Read once per process; each call returns a fresh copy.
+    """
+    info = _machine()
+    return {**info, "numpy_simd": list(info["numpy_simd"])}
+
+
+@lru_cache(maxsize=1)
+def _machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info
+                        if line.lower().startswith(("model name", "hardware", "cpu model"))), "")
+    except OSError:
+        pass
+    try:
+        from numpy._core import _multiarray_umath as umath  # NumPy's own registry of CPU features
+
+        simd = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
+    except (ImportError, AttributeError):  # another NumPy layout: the versions still say which NumPy
+        simd = []
+    return {"cpu": cpu or platform.processor() or "unknown", "arch": platform.machine(), "system": platform.system(),
+            "numpy_simd": simd}
 
 
 def _roster_of(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
@@ -191,6 +240,8 @@ def build_matchup(
     states = check_side_mappings(states, "states")
     overrides = check_side_mappings(overrides, "overrides")
     options = check_mapping(options, "options")
+    if not isinstance(from_text, bool):
+        raise InputError(f"from_text: got {type(from_text).__name__}, expected True or False")
     need_roster = isinstance(attacker, str) or isinstance(defender, str) or roster is not None
     ros = _roster_of(rs, roster) if need_roster else None
     in_force = resolve_budget(budget, ros.budget if ros is not None else None, "--budget" if from_text else "budget")

@@ -8,6 +8,7 @@ replays dice written down in a rules text, so worked examples become tests.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -116,16 +117,30 @@ def roll_d6(rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArray[np
 def max_of_d6(rng: np.random.Generator, n_dice: NDArray[np.integer]) -> NDArray[np.int8]:
     """Highest of ``n_dice`` d6 per trial, drawn by inverse CDF: one uniform per trial.
 
-    ``P(max <= k) = (k/6)**n``, so ``max = ceil(6 * U**(1/n))``. Entries with
+    ``P(max <= k) = (k/6)**n``, so the highest die is ``1 +`` the number of
+    ``k = 1..5`` with ``U > (k/6)**n``. The thresholds are exact integer ratios
+    rounded once (not ``U ** (1/n)``: NumPy's and the C library's ``pow`` give
+    other last bits on other CPUs, which could move a draw). Entries with
     ``n_dice == 0`` return 0.
     """
     n = np.asarray(n_dice)
     u = rng.random(n.shape)
-    with np.errstate(divide="ignore"):
-        out = np.ceil(6.0 * u ** (1.0 / np.maximum(n, 1)))
-    out = np.clip(out, 1, 6).astype(np.int8)
+    top = int(n.max(initial=0))
+    cdf = _max_cdf_table(max(top, 1))                    # (top + 1, 5): P(max <= k), k = 1..5
+    out = np.ones(n.shape, np.int8)
+    rows = np.maximum(n, 1)
+    for k in range(5):
+        out += u > cdf[rows, k]
     out[n <= 0] = 0
     return out
+
+
+@lru_cache(maxsize=64)
+def _max_cdf_table(top: int) -> NDArray[np.float64]:
+    """``T[n, k - 1]`` = (k/6)**n for n = 0..top, k = 1..5, each an exact ratio rounded once (read-only)."""
+    table = np.array([[k ** n / 6 ** n for k in range(1, 6)] for n in range(top + 1)])
+    table.flags.writeable = False
+    return table
 
 
 def p_at_least(target: int) -> float:

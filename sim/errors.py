@@ -9,7 +9,16 @@ __all__ = ["MeleelabError", "InputError", "MatchupError", "TooLargeError", "Outp
 
 
 class MeleelabError(ValueError):
-    """Bad input: a message meant for a person, printed as one line."""
+    """Bad input: a message meant for a person, printed as one line.
+
+    A message holding line breaks (a value's ``repr`` such as a DataFrame's) is
+    joined into one line here, so that every raise site gives one line.
+    """
+
+    def __init__(self, *args: Any) -> None:
+        if args and isinstance(args[0], str) and ("\n" in args[0] or "\r" in args[0]):
+            args = (" ".join(part.strip() for part in args[0].splitlines() if part.strip()), *args[1:])
+        super().__init__(*args)
 
 
 class InputError(MeleelabError):
@@ -43,19 +52,35 @@ class Where:
         return Where(self.source, unit)
 
     def error(self, field: str | None, value: Any, expected: str) -> InputError:
-        """An :class:`InputError` naming the source, unit, field, value and what was expected."""
-        return InputError(self.describe(field, f"got {value!r}, expected {expected}"))
+        """An :class:`InputError` naming the source, unit, field, value and what was expected (a value
+        whose text is long is cut to :data:`SHOWN_VALUE` characters: the message stays one readable line)."""
+        return InputError(self.describe(field, f"got {shown(value)}, expected {expected}"))
 
     def describe(self, field: str | None, text: str) -> str:
         parts = []
         if self.source:
             parts.append(str(self.source))
         if self.unit is not None:
-            parts.append(f"unit {self.unit!r}")
+            parts.append(f"unit {shown(self.unit)}")
         if field is not None:
             parts.append(f"field {field!r}")
         parts.append(text)
         return ": ".join(parts)
+
+
+#: Longest text of a value quoted in an error message (a 1 MB unit name is shown by its start).
+SHOWN_VALUE = 120
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to :data:`SHOWN_VALUE` characters with ``...`` (never recursing without end)."""
+    try:
+        text = repr(value)
+    except RecursionError:  # a structure nested thousands deep (sim.files refuses those first)
+        text = f"<{type(value).__name__} nested too deeply to show>"
+    if "\n" in text:  # a DataFrame, an array: one line
+        text = " ".join(text.split())
+    return text if len(text) <= SHOWN_VALUE else text[: SHOWN_VALUE - 3] + "..."
 
 
 class TooLargeError(MatchupError):

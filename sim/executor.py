@@ -20,7 +20,14 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 __all__ = ["TaskQueue", "local_pool", "executor_slots", "die_with_parent", "is_dask_client", "tune_malloc",
-           "check_executor"]
+           "check_executor", "ClusterLostError"]
+
+#: Seconds between looks at a Dask client's status while waiting for a task (see :meth:`TaskQueue.next`).
+CLIENT_POLL = 1.0
+
+
+class ClusterLostError(RuntimeError):
+    """A Dask client that lost its scheduler for good: the tasks in flight will never finish."""
 
 #: Linux prctl option: signal sent to this process when its parent dies.
 _PR_SET_PDEATHSIG = 1
@@ -182,10 +189,20 @@ class TaskQueue:
     def next(self) -> tuple[Any, Any]:
         """Wait for the next finished task; return ``(tag, result)`` or raise its exception.
 
-        Cancelled tasks are skipped.
+        Cancelled tasks are skipped. With a Dask client, its status is looked at every
+        :data:`CLIENT_POLL` seconds while waiting: a client that closed after losing its
+        scheduler does not always cancel the tasks submitted while it was reconnecting, and
+        waiting for them would never end (:class:`ClusterLostError` instead).
         """
         while self._tags:
-            fut = self._done.get()
+            try:
+                fut = self._done.get(timeout=CLIENT_POLL if self._dask else None)
+            except queue.Empty:
+                status = str(getattr(self.executor, "status", "running"))
+                if status in ("closing", "closed", "failed"):
+                    raise ClusterLostError(f"the Dask client is {status}: it lost the scheduler and could not "
+                                           "reconnect") from None
+                continue
             if fut not in self._tags:  # cancelled by us: its result is not wanted
                 continue
             return self._tags.pop(fut), fut.result()
@@ -195,7 +212,10 @@ class TaskQueue:
         """Cancel one task (it may still run; its result is then ignored)."""
         if fut in self._tags:
             del self._tags[fut]
-            fut.cancel()
+            try:
+                fut.cancel()
+            except Exception:  # noqa: BLE001 - a Dask client already closed (its scheduler gone): nothing to cancel
+                pass
 
     def cancel_all(self) -> None:
         for fut in list(self._tags):

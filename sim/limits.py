@@ -18,6 +18,10 @@ Limits (also in ``docs/guide.md``, "Limits"):
   :data:`MAX_SWEEP_VALUES` values; the plans a matrix, sweep or comparison
   holds at once: at most :data:`PLANS_BUDGET` of tables; the batch tallies a
   sweep or comparison keeps for paired errors: at most :data:`MAX_KEPT_BATCHES`;
+* input files (read by :mod:`sim.files`): regular files only (no devices or
+  FIFOs), a roster or chart file at most :data:`MAX_ROSTER_BYTES`, a saved
+  matrix or a report folder's table at most :data:`MAX_MATRIX_BYTES`, TOML
+  nested at most :data:`MAX_TOML_DEPTH` levels;
 * memory: a block's estimated working set (the plan's tables plus
   :data:`~sim.rng.BLOCK_TRIALS` fights' arrays) at most :data:`MEMORY_BUDGET`
   per worker process. Units are capped so that every shipped ruleset fits:
@@ -40,6 +44,7 @@ from .errors import InputError, TooLargeError
 __all__ = [
     "MAX_TRIALS", "MAX_ROUNDS", "MAX_SEED", "MEMORY_BUDGET", "GRIMDARK_MAX_GROUPS", "GRIMDARK_MAX_MODELS",
     "POINTS_MIN", "POINTS_MAX", "PLANS_BUDGET", "MAX_MATRIX_UNITS", "MAX_SWEEP_VALUES", "MAX_KEPT_BATCHES",
+    "MAX_ROSTER_BYTES", "MAX_MATRIX_BYTES", "MAX_TOML_DEPTH",
     "PlanBudget", "check_kept_batches", "cpu_count", "check_int", "check_trials", "check_max_rounds",
     "check_workers", "check_mapping", "check_names", "check_side_mappings", "iter_block_sizes", "table_bytes",
     "check_working_set",
@@ -65,6 +70,14 @@ MAX_SWEEP_VALUES = 1_000
 #: grimdark: most model groups and models in one squad (bounds the kernel's tables to ~200 MB).
 GRIMDARK_MAX_GROUPS = 10
 GRIMDARK_MAX_MODELS = 100
+#: Largest roster or chart file (TOML or CSV): a roster of a thousand units is well under 1 MB, and parsing
+#: takes about 15 times the file's size in memory.
+MAX_ROSTER_BYTES = 4 << 20
+#: Largest saved matrix (``balance --from-matrix``) or table of a report folder (``diff``, ``--baseline``):
+#: a 100-unit matrix_long.csv is about 7 MB.
+MAX_MATRIX_BYTES = 16 << 20
+#: Deepest nesting of tables and arrays in a TOML roster or chart file (a roster needs four or five).
+MAX_TOML_DEPTH = 16
 #: Allowed points cost of a unit (when given): positive, finite and plottable.
 POINTS_MIN = 0.01
 POINTS_MAX = 1_000_000
@@ -209,7 +222,10 @@ class PlanBudget:
     """Running total of the tables of the plans a run holds at once (a matrix keeps one per cell).
 
     :meth:`add` raises an :class:`~sim.errors.InputError` (the whole run is refused,
-    not one cell) once the total passes :data:`PLANS_BUDGET`.
+    not one cell) once the total passes :data:`PLANS_BUDGET`; :meth:`check_estimate`
+    refuses a run whose estimated total is over it before the plans are built (a
+    100-unit matrix builds 10,000 plans, minutes of work and gigabytes, before the
+    running total alone would notice).
     """
 
     def __init__(self, what: str, budget: int | None = None) -> None:
@@ -217,6 +233,13 @@ class PlanBudget:
         self.budget = PLANS_BUDGET if budget is None else budget
         self.total = 0
         self.count = 0
+
+    def check_estimate(self, estimate: float, count: int, how: str) -> None:
+        """Refuse now when ``count`` plans are estimated (``how``) to need more than the budget in all."""
+        if estimate > self.budget:
+            raise InputError(f"{self.what}: the tables of its {count:,} matchups would take about "
+                             f"{human_bytes(estimate)} ({how}), over the {human_bytes(self.budget)} limit: "
+                             "use fewer or smaller units")
 
     def add(self, ruleset: Any, plan: Any) -> None:
         self.total += table_bytes(plan)

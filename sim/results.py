@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import InputError
+from .errors import InputError, shown
 from .exact import ExactOutcome
 from .outcomes import WINNER_NAMES
 from .ruleset import Ruleset
@@ -152,7 +152,10 @@ class FightResult:
 
     def extra(self, name: str) -> dict[str, Any]:
         """A ruleset-specific measure: mean, standard error, and interval or distribution."""
-        spec = next(e for e in self.ruleset.extras if e.name == name)
+        spec = next((e for e in self.ruleset.extras if isinstance(name, str) and e.name == name), None)
+        if spec is None:
+            names = ", ".join(e.name for e in self.ruleset.extras) or "none"
+            raise InputError(f"name: got {shown(name)}, expected one of {self.ruleset.id}'s extras ({names})")
         if self.exact is not None:
             dist = self.exact.extras[name]
             mean = ExactOutcome.mean(dist)
@@ -177,11 +180,11 @@ class FightResult:
                              "with method=\"mc\" for counts")
 
     def _moments(self, to: str) -> Moments:
-        if to == "attacker":
+        if isinstance(to, str) and to == "attacker":
             return self.tally.damage_to_attacker
-        if to == "defender":
+        if isinstance(to, str) and to == "defender":
             return self.tally.damage_to_defender
-        raise InputError(f"to: got {to!r}, expected 'attacker' or 'defender'")
+        raise InputError(f"to: got {shown(to)}, expected 'attacker' or 'defender'")
 
     # -------------------------------------------------------------- export
     def to_dict(self) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import io
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,8 @@ from typing import Any
 
 from .budget import parse_budget
 from .errors import InputError, Where
+from .files import check_depth, parse_toml, read_input_text
+from .limits import MAX_ROSTER_BYTES
 from .ruleset import Ruleset
 from .rulesets import get_ruleset
 
@@ -123,26 +124,11 @@ def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roste
         raise InputError(f"path: got {type(path).__name__}, expected a file path (str or pathlib.Path)")
     p = Path(path)
     where = Where(str(path))
-    try:
-        # utf-8-sig: spreadsheets' "CSV UTF-8" exports start with a byte-order mark
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such roster file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, expected a roster file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read roster file ({e.strerror or e})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: roster file is not UTF-8 text") from None
-    except ValueError as e:  # e.g. an embedded NUL in the path
-        raise InputError(f"{path!r}: not a usable file path ({e})") from None
+    # a regular file of bounded size only (no /dev/zero, no FIFO): see sim.files and the limits in sim.limits
+    text = read_input_text(path, "roster file", MAX_ROSTER_BYTES)
     suffix = p.suffix.lower()
     if suffix == ".toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise InputError(f"{path}: not valid TOML ({e})") from None
-        return roster_from_dict(data, source=str(path), ruleset=ruleset)
+        return roster_from_dict(parse_toml(text, str(path), "roster"), source=str(path), ruleset=ruleset)
     if suffix == ".csv":
         return _roster_from_csv(text, where, ruleset)
     raise InputError(f"{path}: unknown roster format {suffix or '(no suffix)'!r}, expected .toml or .csv")
@@ -154,6 +140,7 @@ def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
     where = Where(source)
     if not isinstance(data, Mapping):
         raise InputError(f"{source}: got {type(data).__name__}, expected a mapping (the tables of a TOML roster)")
+    check_depth(data, source, "roster")  # before any message could repr a value nested thousands deep
     if "ruleset" not in data:
         raise where.error("ruleset", None, 'the ruleset id, e.g. ruleset = "mecha" (the key is required)')
     rs = _ruleset_of(data.get("ruleset"), ruleset, where)
@@ -259,5 +246,5 @@ def default_roster(ruleset: str | Ruleset) -> Roster:
     res = rs.default_roster_file()
     if res is None:
         raise InputError(f"ruleset {rs.id!r} ships no default roster (give one with --roster)")
-    data = tomllib.loads(res.read_text(encoding="utf-8"))
+    data = parse_toml(res.read_text(encoding="utf-8"), f"default {rs.id} roster", "roster")
     return roster_from_dict(data, source=f"default {rs.id} roster", ruleset=rs)

@@ -16,7 +16,8 @@ from typing import Any
 
 from .errors import InputError, Where
 
-__all__ = ["REQUIRED", "MAX_TEXT", "Field", "StateField", "parse_fields", "text_to_value", "points_field"]
+__all__ = ["REQUIRED", "MAX_TEXT", "Field", "StateField", "parse_fields", "text_to_value", "points_field",
+           "format_character"]
 
 
 class _Required:
@@ -131,6 +132,11 @@ class Field:
             if len(value) > MAX_TEXT or any(unicodedata.category(c) == "Cc" for c in value):
                 raise where.error(self.name, value, f"{self.expected} of at most {MAX_TEXT} characters, "
                                                     "without control characters (tabs, line breaks)")
+            invisible = next((c for c in value if unicodedata.category(c) == "Cf"), None)
+            if invisible is not None:
+                # "AFS" and "AFS\u200b" print alike; a right-to-left override reverses what follows
+                raise where.error(self.name, value, f"{self.expected} without invisible format characters "
+                                                    f"(it holds {format_character(invisible)})")
         elif self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
                 raise bad
@@ -186,6 +192,11 @@ class StateField:
 
     def default_for(self, side: str) -> Any:
         return self.defaults.get(side, self.field.default)
+
+
+def format_character(c: str) -> str:
+    """``U+200B ZERO WIDTH SPACE``: a character's code point and name, for a message."""
+    return f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}"
 
 
 def text_to_value(f: Field, text: str) -> Any:

@@ -36,7 +36,27 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
         ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _StdoutClosed(Exception):
+    """Standard output's reader went away (``meleelab units mecha | head``)."""
+
+
+class _Group(click.Group):
+    """The ``meleelab`` group: a closed pipe on standard output ends the command quietly.
+
+    Click turns a broken pipe into ``sys.exit(1)`` with nothing said; the usual
+    Unix behaviour is to stop quietly, as ``head`` asked for no more (see :func:`main`).
+    """
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as e:
+            if getattr(e, "filename", None) is not None:  # a file, not standard output
+                raise
+            raise _StdoutClosed() from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")
 def cli() -> None:
@@ -69,10 +89,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    if sys.stdout is None:  # started with standard output closed (``meleelab rulesets >&-``)
+        click.echo("meleelab: error: cannot write standard output (it is closed)", err=True)
+        return 2
     try:
         rv = cli.main(args=list(argv) if argv is not None else None, prog_name="meleelab", standalone_mode=False)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
         return rv if isinstance(rv, int) else 0
+    except _StdoutClosed:
+        return _stdout_closed()
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.exceptions.Abort:
@@ -87,8 +112,16 @@ def _run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         click.echo("meleelab: interrupted", err=True)
         return 130
-    except OSError as e:
-        return _output_failed(e)
+    except Exception as e:  # noqa: BLE001 - sorted below: the cluster, an OS error, or a bug (re-raised)
+        from ..runs.executor import cluster_failure
+
+        why = cluster_failure(e)
+        if why is not None:
+            click.echo(f"meleelab: error: {_one_line(why)}", err=True)
+            return 2
+        if isinstance(e, OSError):
+            return _output_failed(e)
+        raise
 
 
 #: errno values of a failed write: without a file name, they come from standard output.
@@ -108,21 +141,37 @@ def _output_failed(e: OSError) -> int:
         stdout_broken = getattr(e, "filename", None) is None and e.errno in _WRITE_ERRNOS
     except (OSError, ValueError):
         stdout_broken = True
+    if stdout_broken and e.errno == errno.EPIPE:  # the reader stopped reading: not an error of ours
+        return _stdout_closed()
     if not stdout_broken:
         text = f"{e.filename}: {why}" if getattr(e, "filename", None) else why
     else:
         text = f"cannot write standard output ({why})"
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, sys.stdout.fileno())
-            os.close(null)
-        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-            pass
+        _point_stdout_at_null()
     try:
         click.echo(f"meleelab: error: {_one_line(text)}", err=True)
     except OSError:
         pass
     return 2
+
+
+def _stdout_closed() -> int:
+    """Standard output's pipe was closed by its reader: stop quietly, status 0 (what ``head`` asked for).
+
+    What is still buffered for it is dropped (stdout pointed at the null device), so the
+    interpreter does not fail again at exit.
+    """
+    _point_stdout_at_null()
+    return 0
+
+
+def _point_stdout_at_null() -> None:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
 
 
 def _one_line(text: str) -> str:

@@ -19,9 +19,9 @@ from ..runs.defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 from .scale import scheduler_option as _scheduler_option
 from .types import MAX_ROUNDS_TYPE, ROUNDS, SEED, TRIALS, WORKERS, Number
 
-__all__ = ["Failure", "progress_bar", "count_bar", "roster_arg", "roster_option", "budget_option", "rounds_option",
-           "balance_rounds_options", "fielding_option", "common_run_options", "run_options", "precision_options",
-               "report_run_options"]
+__all__ = ["Failure", "OutFolder", "progress_bar", "count_bar", "roster_arg", "roster_option", "budget_option",
+           "rounds_option", "balance_rounds_options", "fielding_option", "common_run_options", "run_options",
+           "precision_options", "report_run_options"]
 
 
 class Failure(Exception):
@@ -42,6 +42,18 @@ def progress_bar(quiet: bool, desc: str) -> tuple[Callable[[int, int], None] | N
         bar.update(done - bar.n)
 
     return update, bar.close
+
+
+class OutFolder(click.Path):
+    """``--out DIR``: a folder path, never empty (``--out ''`` is a slip, not "no output")."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path: name the output folder", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def roster_arg(ruleset: str, roster: str | None) -> sim.Roster:
@@ -133,7 +145,7 @@ def run_options(f: Callable) -> Callable:
     """--set, --rounds/--max-rounds, --workers, --scheduler, --quiet, --out, --budget (matrix, sweep, compare)."""
     f = fielding_option(f)
     f = budget_option(f)
-    f = click.option("--out", type=click.Path(file_okay=False), default=None,
+    f = click.option("--out", type=OutFolder(), default=None,
                      help="Directory for the CSV/PNG files (replaced as a whole when the run ends).")(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)
     f = _scheduler_option(f)

@@ -11,6 +11,7 @@ import sim
 from ..report.io import check_output_dir
 from .options import (
     Failure,
+    OutFolder,
     count_bar,
     report_run_options,
     roster_arg,
@@ -32,7 +33,7 @@ __all__ = ["balance_cmd", "report_cmd", "diff_cmd"]
 @report_run_options
 @click.option("--from-matrix", type=click.Path(exists=True), default=None,
               help="Use a saved matrix_long.csv (or the folder of `meleelab matrix --out`) instead of simulating.")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("--out", type=OutFolder(), default=None,
               help="Directory for the CSV tables (written atomically).")
 def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], seed: int,
                 half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None,
@@ -66,12 +67,18 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
         frame = read_matrix_long(path)
         import json
 
+        from sim.files import read_input_text
+        from sim.limits import MAX_MATRIX_BYTES
+
         from ..runs.matrix import saved_matrix
 
         meta_path = path.parent / "matrix.json"
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
-        except (OSError, ValueError):
+            meta = (json.loads(read_input_text(meta_path, "matrix.json", MAX_MATRIX_BYTES, encoding="utf-8"))
+                    if meta_path.exists() else None)
+        except (ValueError, RecursionError) as e:
+            if isinstance(e, sim.MeleelabError):  # a link to a device, a huge file: refused, not read
+                raise
             meta = None  # the matrix alone still balances; only the twins' pooling needs matrix.json
         if isinstance(meta, dict) and isinstance(meta.get("ruleset"), str) and meta["ruleset"] != rs.id:
             raise Failure(f"{meta_path}: a {meta['ruleset']} matrix, not {rs.id}: "
@@ -125,7 +132,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 @click.argument("ruleset", required=False)
 @click.option("--all", "all_rulesets", is_flag=True,
               help="One report per registered ruleset (shipped rosters) + index.")
-@click.option("--out", type=click.Path(file_okay=False), required=True,
+@click.option("--out", type=OutFolder(), required=True,
               help="Output directory (replaced as a whole when the run ends).")
 @click.option("--feature", "features", multiple=True, metavar='"A vs B"',
               help="A matchup to show in detail (repeatable; default: the most lopsided and the most even cell).")
@@ -144,7 +151,8 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
     `meleelab report RULESET --out DIR` writes DIR/report.html, summary.md,
     metadata.json and the CSV tables; `meleelab report --all --out reports/`
     writes one folder per ruleset (its shipped roster) and reports/index.html.
-    The same seed and settings give byte-identical CSV files. Finished cells are
+    The same seed and settings give byte-identical CSV files (on any machine with the same
+    versions of meleelab, NumPy, SciPy and Numba). Finished cells are
     kept in DIR's results store: after an interruption, the same command computes
     only the cells still missing (metadata.json: resumed_cells).
     """
@@ -208,7 +216,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
 @click.argument("new_dir")
 @click.option("--z", type=float, default=3.0, show_default=True,
               help="A difference beyond Z standard errors is a change (see analysis/diff.py for the error used).")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("--out", type=OutFolder(), default=None,
               help="Directory for diff.csv (every number), diff_changed.csv and diff.png (before/after); "
                    "replaced as a whole.")
 @click.option("--all", "show_all", is_flag=True, help="Print every change (default: the 40 largest).")

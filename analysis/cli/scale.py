@@ -40,8 +40,15 @@ def executor_for(scheduler: str | None, workers: int) -> Iterator[Any]:
     """The Dask client of ``--scheduler`` (None without it), closed when the command ends."""
     if scheduler is not None and workers != 1:
         raise InputError("give --workers or --scheduler, not both")
-    from ..runs.executor import scheduler_client
+    from ..runs.executor import local_workers, parse_scheduler, scheduler_client
 
+    if scheduler is not None:
+        kind, value = parse_scheduler(scheduler)
+        if kind == "local" and local_workers(value) < value:  # clamped like --workers, with the same note
+            from .types import NOTES
+
+            NOTES.append(f"--scheduler local:{value} is more than the {local_workers(value)} cores here; "
+                         f"used local:{local_workers(value)}")
     with scheduler_client(scheduler) as client:
         yield client
 

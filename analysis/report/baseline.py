@@ -31,9 +31,10 @@ def baseline_folder(baseline: str | Path, ruleset: str) -> Path:
     InputError
         ``baseline`` is not a report folder, or holds no run of this ruleset.
     """
+    from ..stats.checks import check_path
     from .diff import find_runs
 
-    runs = find_runs(baseline)
+    runs = find_runs(check_path(baseline, "baseline"))
     if ruleset in runs:
         return runs[ruleset]
     if list(runs) == ["?"]:

@@ -12,7 +12,8 @@ metrics; :meth:`Report.write` writes
 * ``baseline_diff.csv`` with ``baseline=``: every number compared with an earlier report,
 
 all atomically (:mod:`analysis.report.io`); the same seed and settings give byte-identical
-CSV files. :func:`write_all` does this for every registered ruleset plus an index.
+CSV files, on any machine with the same versions (:mod:`sim.kernels.portable`). :func:`write_all`
+does this for every registered ruleset plus an index.
 
 The pages are rendered from jinja2 templates (:mod:`analysis.report.html`,
 ``analysis/report/templates/``) and Markdown (:mod:`analysis.report.markdown`); tables
@@ -413,15 +414,26 @@ def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log
     dict
         ``{"ok": [headline rows], "failed": {ruleset: message}, "seconds": float, "paths": [...]}``.
     """
+    from sim.errors import InputError
+    from sim.limits import check_names
+
+    from ..stats.checks import check_callable, check_flag, check_path
     from .outdir import OutputFolder
 
+    out_dir = check_path(out_dir, "out_dir")
+    if rulesets is not None:
+        rulesets = check_names(rulesets, "rulesets")
+        if not rulesets:
+            raise InputError("rulesets: an empty list (None: every registered ruleset)")
+    check_callable(log, "log")
+    check_flag(fresh, "fresh")
     check_output_dir(out_dir)  # before computing any report
     baseline = kwargs.pop("baseline", None)
     baseline_runs: dict[str, Path] = {}
     if baseline is not None:
         from .diff import find_runs
 
-        baseline_runs = find_runs(baseline)  # a bad folder: one line before any fight
+        baseline_runs = find_runs(check_path(baseline, "baseline"))  # a bad folder: one line before any fight
     folder = OutputFolder(out_dir)
     store = folder.open_store(fresh=fresh)
     ids = list(rulesets) if rulesets else [r.id for r in sim.rulesets()]

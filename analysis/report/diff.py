@@ -38,6 +38,7 @@ present wins), so a file that gains or renames a column needs one line changed.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -49,7 +50,10 @@ import numpy as np
 import pandas as pd
 
 from sim.errors import InputError
+from sim.files import read_input_text
+from sim.limits import MAX_MATRIX_BYTES
 
+from ..stats.checks import check_path
 from .render import figure_png, plain_text_plots
 from .safe_csv import restore_cell
 
@@ -141,9 +145,15 @@ def _seed_of(folder: Path) -> Any:
 
 
 def _json(path: Path) -> dict[str, Any]:
+    """A report's JSON file as a dict; {} when absent. A file that is not a bounded regular file, or not
+    JSON, is an error (one line), so a folder holding a link to /dev/zero is refused, not read forever."""
+    if not path.exists():
+        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_input_text(path, "report file", MAX_MATRIX_BYTES, encoding="utf-8"))
+    except (ValueError, RecursionError) as e:
+        if isinstance(e, InputError):
+            raise
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -151,7 +161,7 @@ def _json(path: Path) -> dict[str, Any]:
 def _read(folder: Path, name: str, required: bool) -> pd.DataFrame | None:
     """The file's columns renamed to their roles (see :data:`COLUMNS`); None when an optional file is absent."""
     path = folder / name
-    if not path.is_file():
+    if not path.exists():  # (a FIFO or a device there is not absent: read_input_text refuses it in one line)
         if required:
             raise InputError(f"{folder}: not a report folder (no {name})")
         return None
@@ -162,9 +172,10 @@ def _read(folder: Path, name: str, required: bool) -> pd.DataFrame | None:
 
         raw = read_matrix_long(path)
     else:
+        text = read_input_text(path, "report table", MAX_MATRIX_BYTES)  # a regular file, bounded (sim.files)
         try:
             # all as text: a unit named "NA" or "None" stays a name; numbers are parsed below, role by role
-            raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+            raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
         except (OSError, ValueError) as e:
             raise InputError(f"{path}: cannot read ({_one_line(e)})") from None
         raw.columns = [restore_cell(c) for c in raw.columns]
@@ -267,8 +278,9 @@ def diff_runs(old: str | Path, new: str | Path, *, z: float = DEFAULT_Z) -> RunD
     InputError
         A folder is missing or is not a report folder, or the two are for different rulesets.
     """
-    if not (isinstance(z, (int, float)) and math.isfinite(z) and z > 0):
+    if isinstance(z, bool) or not (isinstance(z, (int, float)) and math.isfinite(z) and z > 0):
         raise InputError(f"--z: got {z!r}, expected a positive number of standard errors")
+    old, new = check_path(old, "old"), check_path(new, "new")
     runs_old, runs_new = find_runs(old), find_runs(new)
     notes: list[str] = []
     if len(runs_old) == 1 and len(runs_new) == 1:

@@ -77,6 +77,8 @@ def parse_features(feature: Any, names: Sequence[str]) -> tuple[tuple[str, str],
     """
     if feature is None:
         return ()
+    if not isinstance(feature, (str, list, tuple)):
+        raise InputError(f"feature: got {type(feature).__name__}, expected \"A vs B\", a pair (A, B) or a list of them")
     specs = [feature] if isinstance(feature, str) or _is_pair(feature) else list(feature)
     pairs = tuple(_parse_one(s, names) for s in specs)
     return tuple(dict.fromkeys(pairs))  # each once, in the order given

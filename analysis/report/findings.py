@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..stats.estimates import order_key
 from .tables import fmt, fmt_interval, interval_against
 
 
@@ -134,7 +135,7 @@ def _side(fp: pd.DataFrame, over: bool, limit: int | None = HOW_MANY, verdicts: 
         pick = (verdict == "underpriced") | (key < -1)
     chosen = fp[pick.fillna(False)]
     # values taken from the chosen rows: assigning a longer Series to an empty frame would create rows
-    chosen = chosen.assign(_flag=~chosen["flagged"].astype(bool), _key=key.reindex(chosen.index))
+    chosen = chosen.assign(_flag=~chosen["flagged"].astype(bool), _key=order_key(key.reindex(chosen.index)))
     chosen = chosen.sort_values(["_flag", "_key"], kind="mergesort")
     return chosen if limit is None else chosen.head(limit)
 
@@ -169,7 +170,7 @@ def _pricing(rep: Any) -> list[Finding]:
 def _mix(rep: Any) -> Finding:
     b = rep.balance
     nash = b.nash[pd.to_numeric(b.nash["weight"], errors="coerce").fillna(0) > 0]
-    nash = nash.sort_values("weight", ascending=False, kind="mergesort")
+    nash = nash.sort_values("weight", ascending=False, kind="mergesort", key=order_key)
     parts: list[Any] = (["at equal points (", Link(fmt(rep.matrix.budget, "points"), "settings", "settings"),
                          " points a side), the mix of units no unit beats on average is "]
                         if rep.matrix.budget is not None else

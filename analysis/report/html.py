@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..stats.estimates import order_key
 from . import tables as rt
 from .findings import Code, Link, findings, row_id
 
@@ -67,7 +68,7 @@ def _nash(b: Any) -> tuple[rt.TableView, str]:
     weight = pd.to_numeric(nash["weight"], errors="coerce").fillna(0)
     share = pd.to_numeric(nash["support_share"], errors="coerce").fillna(0)
     shown = nash[(weight > 0) | (share > 0)]
-    shown = shown.loc[weight[shown.index].sort_values(ascending=False, kind="mergesort").index]
+    shown = shown.loc[order_key(weight[shown.index]).sort_values(ascending=False, kind="mergesort").index]
     absent = ", ".join(str(u) for u in nash.loc[~nash.index.isin(shown.index), "unit"])
     return rt.table_view(shown, rt.NASH, row_ids=lambda i: row_id("nash", i)), absent
 

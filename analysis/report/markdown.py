@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..stats.estimates import order_key
 from . import tables as rt
 from .findings import findings
 from .findings import markdown as findings_markdown
@@ -51,7 +52,7 @@ def summary(rep: Any) -> str:
               f"Attacker advantage: {adv['attacker_advantage']:+.3f} logit (s.e. {adv['attacker_advantage_se']:.3f}).",
               ""]
     nash = b.nash[pd.to_numeric(b.nash["weight"], errors="coerce").fillna(0) > 0]
-    nash = nash.sort_values("weight", ascending=False, kind="mergesort")
+    nash = nash.sort_values("weight", ascending=False, kind="mergesort", key=order_key)
     lines += ["## Nash equilibrium", "", rt.markdown_table(rt.with_ranges(nash), rt.NASH), ""]
     lines += ["## Dominated units", "", rt.markdown_table(b.dominated, rt.DOMINATED), ""]
     lines += ["## Intransitive triples", "", rt.markdown_table(b.cycles, rt.CYCLES), ""]

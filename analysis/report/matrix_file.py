@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from sim.errors import InputError
-from sim.limits import MAX_MATRIX_UNITS, MAX_ROUNDS, MAX_TRIALS, POINTS_MAX, POINTS_MIN
+from sim.files import read_input_text
+from sim.limits import MAX_MATRIX_BYTES, MAX_MATRIX_UNITS, MAX_ROUNDS, MAX_TRIALS, POINTS_MAX, POINTS_MIN
 from sim.schema import MAX_TEXT
 
 from .safe_csv import restore_cell
@@ -86,12 +87,7 @@ def read_matrix_long(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     cells = _Cells(str(path))
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: matrix file is not UTF-8 text") from None
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: cannot read matrix file ({getattr(e, 'strerror', None) or e})") from None
+    text = read_input_text(path, "matrix file", MAX_MATRIX_BYTES)  # a regular file, bounded (sim.files)
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader, None)

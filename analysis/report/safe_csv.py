@@ -1,7 +1,8 @@
 """CSV text that a spreadsheet opens as data, never as formulas.
 
 Spreadsheets run a cell that starts with ``=``, ``+``, ``-`` or ``@`` as a formula
-(and some also after a leading tab or carriage return), so a unit named
+(and some also after a leading tab or carriage return, or after invisible format
+characters such as a byte-order mark that they drop on import), so a unit named
 ``=HYPERLINK("http://evil", "click")`` in a roster would become a live link in
 every table we write. Every CSV writer goes through :func:`csv_text`, which
 prefixes such *text* cells with a single quote ``'`` (the usual neutralisation:
@@ -13,6 +14,7 @@ our own files back (``balance --from-matrix``).
 from __future__ import annotations
 
 import io
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -25,10 +27,24 @@ __all__ = ["FORMULA_START", "neutralise_cell", "restore_cell", "neutralise_frame
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+def _formula(text: str) -> bool:
+    """``text`` starts a formula, after any invisible format characters (a byte-order mark, a zero-width
+    space: some spreadsheets drop them on import and then run what follows)."""
+    return _skip_format(text).startswith(FORMULA_START)
+
+
+def _skip_format(text: str) -> str:
+    i = 0
+    while i < len(text) and unicodedata.category(text[i]) == "Cf":
+        i += 1
+    return text[i:]
+
+
 def _quoted_formula(text: str) -> bool:
-    """``text`` is quotes followed by a formula start (``'=x``, ``''+y``): what :func:`restore_cell` unquotes."""
+    """``text`` is quotes followed by a formula start (``'=x``, ``''+y``, ``'\ufeff=x``): what
+    :func:`restore_cell` unquotes."""
     rest = text.lstrip("'")
-    return len(rest) < len(text) and rest.startswith(FORMULA_START)
+    return len(rest) < len(text) and _formula(rest)
 
 
 def neutralise_cell(value: Any) -> Any:
@@ -37,7 +53,7 @@ def neutralise_cell(value: Any) -> Any:
     Text that already looks neutralised (``'=x``) gets one more quote, so that
     :func:`restore_cell` gives back exactly what was written.
     """
-    if isinstance(value, str) and (value.startswith(FORMULA_START) or _quoted_formula(value)):
+    if isinstance(value, str) and (_formula(value) or _quoted_formula(value)):
         return "'" + value
     return value
 

@@ -3,7 +3,8 @@
 Runs (:mod:`analysis.runs`) return data; what a person or a spreadsheet reads is
 written here (and by the CLI). CSV text goes through :mod:`.safe_csv` (fixed
 float format, formulas neutralised), files through :mod:`.io` (temporary file,
-then rename): the same seed and settings give byte-identical files.
+then rename): the same seed and settings give byte-identical files, on any machine with the same
+versions (the tables the kernels draw from do not depend on the CPU: :mod:`sim.kernels.portable`).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from typing import Any
 
 from sim.errors import InputError
 
+from ..stats.checks import check_callable, check_seed
 from ..stats.expected import DEFAULT_TOLERANCE
 from ..stats.fair_prices import FAIR_PRICE_DEFINITION
 from ..stats.summary import BalanceSummary, summarise
@@ -48,7 +49,13 @@ def balance_summary(matrix: Any, *, seed: Any = None, progress: Any = None, curv
     if seed is None:
         root = getattr(getattr(matrix, "context", None), "root", None)
         seed = int(root.entropy) % (1 << 63) if root is not None else 0
-    seed = int(getattr(seed, "entropy", seed)) % (1 << 63)
+    elif hasattr(seed, "entropy"):  # a SeedSequence
+        seed = int(seed.entropy) % (1 << 63)
+    else:
+        seed = check_seed(seed) % (1 << 63)
+    check_callable(progress, "progress")
+    if curves is not None and not isinstance(curves, dict):
+        raise InputError(f"curves: got {type(curves).__name__}, expected a dict of copy curves or None")
     if not (isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool) and 0 < tolerance <= 0.25):
         raise InputError(f"tolerance: got {tolerance!r}, expected a score tolerance in (0, 0.25] (0.02 = 2 pp)")
     if getattr(matrix, "fielding", "whole") == "expected" and getattr(matrix, "bank", None) is not None:

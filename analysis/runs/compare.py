@@ -34,7 +34,7 @@ from sim.rulesets import get_ruleset
 from sim.stats import Z95
 from sim.tally import Tally
 
-from .fielding import check_fielding, budget_in_force
+from .fielding import budget_in_force, check_fielding, check_run_arguments
 from .jobs import CellJob, JobResult, run_jobs
 from .matrix import cell_stream, check_run_settings, resolve_roster
 
@@ -204,6 +204,8 @@ def compare(
         holds ``base``, ``variant`` and ``paired``.
     """
     rs = get_ruleset(ruleset)
+    check_run_arguments(states=states, overrides=overrides, options=options, progress=progress,
+                        from_text=from_text, store=store)
     ros = resolve_roster(rs, roster)
     run = check_run_settings(rs, rounds, max_rounds, trials, states=states, rules_defaults=rules_defaults)
     rounds, max_rounds, states = run.rounds, run.max_rounds, run.states

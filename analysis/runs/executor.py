@@ -18,7 +18,8 @@ from typing import Any
 
 from sim.errors import InputError
 
-__all__ = ["scheduler_client", "parse_scheduler", "dask_available", "check_workers", "dask_setup", "CONNECT_TIMEOUT"]
+__all__ = ["scheduler_client", "parse_scheduler", "dask_available", "check_workers", "dask_setup", "CONNECT_TIMEOUT",
+           "local_workers", "cluster_failure"]
 
 #: Seconds to wait for a remote scheduler before giving up with one line.
 CONNECT_TIMEOUT = 20
@@ -27,6 +28,47 @@ CONNECT_TIMEOUT = 20
 def dask_available() -> bool:
     """Whether ``dask.distributed`` can be imported (without importing it)."""
     return importlib.util.find_spec("distributed") is not None
+
+
+def local_workers(requested: int) -> int:
+    """The worker processes ``local:N`` starts: ``N``, at most the machine's cores (as ``--workers``)."""
+    from sim.limits import cpu_count
+
+    return min(int(requested), cpu_count())
+
+
+def cluster_failure(error: BaseException) -> str | None:
+    """One line when ``error`` is the Dask cluster failing during a run, else None.
+
+    A scheduler that goes away (``FutureCancelledError ... scheduler-connection-lost``),
+    workers killed again and again (``KilledWorker``), a connection closed
+    (``CommClosedError``): Dask's own exceptions, raised from its modules, and a client
+    that closed for good while tasks were in flight (:class:`sim.executor.ClusterLostError`).
+    """
+    from sim.executor import ClusterLostError
+
+    module = type(error).__module__ or ""
+    if module.split(".")[0] not in ("distributed", "dask") and not isinstance(error, ClusterLostError):
+        return None
+    why = " ".join(str(error).split())
+    why = why if len(why) <= 200 else why[:197] + "..."
+    return (f"--scheduler: the Dask cluster failed during the run ({type(error).__name__}: {why}); check the "
+            "scheduler and its workers, then run the command again")
+
+
+@contextlib.contextmanager
+def _dask_logs_silenced() -> Iterator[None]:
+    """Dask's client logs below CRITICAL off for the block: a scheduler that goes away makes it log a
+    traceback per reconnection attempt, while the command reports the failure in one line."""
+    names = ["distributed"] + [n for n in logging.root.manager.loggerDict if n.startswith("distributed.")]
+    saved = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for n, level in saved.items():
+            logging.getLogger(n).setLevel(level)
 
 
 def parse_scheduler(spec: str) -> tuple[str, Any]:
@@ -75,7 +117,7 @@ def scheduler_client(spec: str | None, *, memory_limit: str | None = None) -> It
         # so two runs at once do not fight over 8787 (its link: client.dashboard_link)
         # preload: the workers leave Ctrl-C to this process (see dask_setup); their logs below CRITICAL are
         # silenced, as a stopping cluster logs lost heartbeats (a failed task still fails the command)
-        kwargs: dict[str, Any] = dict(n_workers=value, threads_per_worker=1, processes=True,
+        kwargs: dict[str, Any] = dict(n_workers=local_workers(value), threads_per_worker=1, processes=True,
                                       dashboard_address=":0", silence_logs=logging.CRITICAL, preload=[__name__])
         if memory_limit is not None:
             kwargs["memory_limit"] = memory_limit
@@ -85,15 +127,21 @@ def scheduler_client(spec: str | None, *, memory_limit: str | None = None) -> It
                 client = stack.enter_context(Client(cluster))
             yield client
         return
-    try:
-        client = Client(value, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as e:
-        raise InputError(f"--scheduler {value}: cannot connect ({' '.join(str(e).split())[:200]})") from None
-    try:
-        check_workers(client)
-        yield client
-    finally:
-        client.close()
+    with _dask_logs_silenced():
+        try:
+            client = Client(value, timeout=CONNECT_TIMEOUT)
+        except Exception as e:  # noqa: BLE001 - OSError, TimeoutError; TypeError for ucx:// without UCX or
+            # tls:// without certificates; whatever Dask raises for an address it cannot use: all one line
+            why = " ".join(str(e).split())[:200]
+            raise InputError(f"--scheduler {value}: cannot connect ({type(e).__name__}: {why})") from None
+        try:
+            check_workers(client)
+            yield client
+        finally:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001 - a scheduler already gone: nothing left to close
+                pass
 
 
 @contextlib.contextmanager
@@ -152,8 +200,11 @@ def check_workers(client: Any) -> None:
     try:
         there = client.run(simulator_identity)
     except Exception as e:  # noqa: BLE001 - e.g. meleelab not installed on the workers
-        raise InputError(f"--scheduler: the workers cannot run meleelab ({type(e).__name__}: "
-                         f"{' '.join(str(e).split())[:160]}); install the same meleelab on every worker") from None
+        why = f"{type(e).__name__}: {' '.join(str(e).split())[:160]}"
+        if type(e).__module__.startswith("distributed.comm") or isinstance(e, OSError):  # the connection, not them
+            raise InputError(f"--scheduler: the cluster went away while its workers were checked ({why})") from None
+        raise InputError(f"--scheduler: the workers cannot run meleelab ({why}); install the same meleelab on "
+                         "every worker") from None
     for worker, ident in there.items():
         if ident != here:
             raise InputError(f"--scheduler: worker {worker} runs another simulator ({ident}, here {here}); "

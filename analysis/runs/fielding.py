@@ -43,7 +43,7 @@ from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
 __all__ = ["profile_key", "twin_key", "fielded_copies", "unfieldable", "copy_mixture", "expected_copies",
-           "check_fielding", "FIELDINGS", "RunContext", "budget_in_force"]
+           "check_fielding", "FIELDINGS", "RunContext", "budget_in_force", "check_run_arguments"]
 
 #: The ways a budget fields copies (``expected`` by default).
 FIELDINGS = ("expected", "whole")
@@ -84,6 +84,22 @@ def copy_mixture(copies: float) -> tuple[tuple[int, float], ...]:
     if f <= 1e-9:
         return ((int(k), 1.0),)
     return ((int(k), 1.0 - f), (int(k) + 1, f))
+def check_run_arguments(*, states: Any = None, overrides: Any = None, options: Any = None, progress: Any = None,
+                        from_text: Any = False, store: Any = None) -> None:
+    """The arguments every run (matrix, sweep, compare) shares, checked before any work: one line naming the
+    argument instead of an error from deep in the runner."""
+    from sim.limits import check_mapping, check_side_mappings
+
+    from ..stats.checks import check_callable, check_flag
+
+    check_side_mappings(states, "states")
+    check_side_mappings(overrides, "overrides")
+    check_mapping(options, "options")
+    check_callable(progress, "progress")
+    check_flag(from_text, "from_text")
+    if store is not None and not all(callable(getattr(store, m, None)) for m in ("key", "get", "put")):
+        raise InputError(f"store: got {type(store).__name__}, expected a results store "
+                         "(analysis.runs.store.ResultsStore) or None")
 
 
 def _canonical(x: Any) -> Any:

@@ -46,7 +46,8 @@ from sim.rulesets import get_ruleset
 
 from ..stats.estimates import tally_row
 from .cells import Cell, CellBank, mixed_cells
-from .fielding import RunContext, budget_in_force, check_fielding, fielded_copies, profile_key, unfieldable
+from .fielding import (RunContext, budget_in_force, check_fielding, check_run_arguments, fielded_copies, profile_key,
+                       unfieldable)
 from .jobs import CellJob, JobResult, ProgressCallback, run_jobs
 from .settings import RunSettings, run_settings
 from .streams import cell_stream
@@ -226,6 +227,19 @@ def saved_matrix(frame: pd.DataFrame, ruleset: str, meta: Mapping[str, Any] | No
                          dict(meta.get("profiles") or {}), None)
 
 
+def _estimated_tables(names: Sequence[str], plans: Mapping[tuple[str, str], tuple[Any, Any]]) -> float:
+    """The tables of every pair, from the mirror matches: pair ``(a, d)`` as the mean of ``(a, a)`` and
+    ``(d, d)`` (a plan's tables are each side's attacks against the other's), so ``n`` times their sum.
+    A unit whose mirror match could not be built counts as the mean of the others."""
+    from sim.limits import table_bytes
+
+    sizes = {a: table_bytes(plans[(a, a)][1]) for a in names if (a, a) in plans}
+    if not sizes:
+        return 0.0
+    mean = sum(sizes.values()) / len(sizes)
+    return len(names) * sum(sizes.get(a, mean) for a in names)
+
+
 def _payoff_var(p_win: float, p_loss: float, n: int) -> float:
     if not n:
         return float("nan")
@@ -313,6 +327,8 @@ def matchup_matrix(
     (2, 2)
     """
     rs = get_ruleset(ruleset)
+    check_run_arguments(states=states, overrides=overrides, options=options, progress=progress, from_text=from_text,
+                        store=store)
     ros = resolve_roster(rs, roster)
     run = check_run_settings(rs, rounds, max_rounds, max_trials, "max_trials", states=states,
                              rules_defaults=rules_defaults)
@@ -415,13 +431,22 @@ def _fixed_cells(context: RunContext, names: list[str], progress: ProgressCallba
     plan_budget = PlanBudget("matrix")
     plans: dict[tuple[str, str], tuple[Any, Any]] = {}
     notes: dict[tuple[str, str], str] = {}
+
+    def build(a: str, d: str) -> None:
+        try:
+            plans[(a, d)] = context.build(a, d)
+            plan_budget.add(rs, plans[(a, d)][1])
+        except MatchupError as e:
+            notes[(a, d)] = str(e)
+
+    for a in names:  # the mirror matches first: they size the whole matrix before it is built
+        build(a, a)
+    plan_budget.check_estimate(_estimated_tables(names, plans), len(names) ** 2,
+                               "estimated from each unit's mirror match")
     for a in names:
         for d in names:
-            try:
-                plans[(a, d)] = context.build(a, d)
-                plan_budget.add(rs, plans[(a, d)][1])
-            except MatchupError as e:
-                notes[(a, d)] = str(e)
+            if (a, d) not in plans and (a, d) not in notes:
+                build(a, d)
     jobs = [CellJob((a, d), plan, cell_stream(a, d), context.max_trials, context.half_width, identity=matchup)
             for (a, d), (matchup, plan) in plans.items()]
     done = run_jobs(rs, context.root, jobs, rounds=context.rounds, max_rounds=context.max_rounds,

@@ -25,7 +25,9 @@ import pandas as pd
 
 from sim.budget import copies_for
 from sim.errors import InputError
+from sim.limits import check_int
 
+from ..stats.checks import check_callable, check_seed
 from ..stats.copy_curves import CopyCurve, curves_from_matrix
 from ..stats.fair_prices import REPLICATES, _quantiles, _row, curve_price, fair_prices, price_range, roster_calibration
 from .copy_curves import extend_curves
@@ -61,6 +63,9 @@ def fair_points(matrix: Any, *, replicates: int = REPLICATES, seed: int = 0,
     ``curves`` may be given instead (no fights run). Otherwise the calibration
     model prices the units from the matrix alone.
     """
+    seed = check_seed(seed)
+    replicates = check_int(replicates, "replicates", 1, 100_000)
+    check_callable(progress, "progress")
     if curves is None:
         curves = complete_curves(matrix, progress)
     return fair_prices(matrix, replicates=replicates, seed=seed, bt=bt, curves=curves, classes=classes)

@@ -141,12 +141,14 @@ def balance_pair(
     """
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
-    if side not in ("both", *SIDES):
+    if not isinstance(side, str) or side not in ("both", *SIDES):
         raise InputError(f"side: got {side!r}, expected both, attacker or defender")
     sides = list(SIDES) if side == "both" else [side]
     common = dict(roster=ros, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
                   overrides=overrides, options=options, workers=workers, budget=budget, fair=False,
                   executor=executor, rules_defaults=rules_defaults)
+    if not isinstance(field, str):
+        raise InputError(f"field: got {type(field).__name__}, expected the name of a numeric unit field or 'points'")
     if field == "points":
         return _solve_points(rs, ros, unit, opponent, common)
 

@@ -35,7 +35,7 @@ from scipy import stats
 
 import sim
 from sim.errors import InputError, MatchupError, Where
-from sim.limits import MAX_SWEEP_VALUES, PlanBudget, check_kept_batches, check_names, check_side_mappings
+from sim.limits import MAX_SWEEP_VALUES, PlanBudget, check_kept_batches, check_names, check_side_mappings, table_bytes
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
 from sim.ruleset import SIDES, Rounds, Ruleset
@@ -43,9 +43,10 @@ from sim.rulesets import get_ruleset
 from sim.stats import Z95, wilson_interval
 from sim.tally import Tally
 
+from ..stats.checks import check_frame
 from ..stats.fair_prices import FAIR_POINTS_MODEL
 from .compare import batch_trials_for, paired_difference, welch_df
-from .fielding import check_fielding, RunContext, budget_in_force
+from .fielding import RunContext, budget_in_force, check_fielding, check_run_arguments
 from .jobs import CellJob, JobResult, run_jobs
 from .matrix import cell_stream, check_run_settings, resolve_roster
 
@@ -91,6 +92,16 @@ def _role_numbers(t: Tally, side: str) -> tuple[int, int, int]:
     """(wins, losses, draws) of the swept unit playing ``side``."""
     w = t.wins
     return (int(w[1]), int(w[2]), int(w[0])) if side == "attacker" else (int(w[2]), int(w[1]), int(w[0]))
+
+
+def _estimated_tables(opps: Sequence[str], ends: Sequence[int], built: Mapping[tuple[str, int], tuple[Any, Any]],
+                      n_values: int) -> float:
+    """Every plan's tables, each opponent's as ``n_values`` times the larger of its first and last value's."""
+    total = 0.0
+    for o in opps:
+        sizes = [table_bytes(built[(o, i)][1]) for i in ends if (o, i) in built]
+        total += n_values * max(sizes, default=0)
+    return total
 
 
 def sweep(
@@ -166,6 +177,8 @@ def sweep(
         the bootstrap replicates (for :func:`marginal_value`).
     """
     rs = get_ruleset(ruleset)
+    check_run_arguments(states=states, overrides=overrides, options=options, progress=progress,
+                        from_text=from_text, store=store)
     ros = resolve_roster(rs, roster)
     run = check_run_settings(rs, rounds, max_rounds, trials, states=states, rules_defaults=rules_defaults)
     rounds, max_rounds, states = run.rounds, run.max_rounds, run.states
@@ -204,17 +217,33 @@ def sweep(
     plan_budget = PlanBudget("sweep")
 
     jobs, notes, opp_points, copies_used = [], {}, {}, {}
+    built: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+    def build(o: str, i: int) -> None:
+        a, d = (variants[i], o) if side == "attacker" else (o, variants[i])
+        try:
+            built[(o, i)] = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
+                                              roster=ros, from_text=from_text, budget=in_force or "none")
+        except MatchupError as e:
+            notes[(o, i)] = str(e)
+            return
+        plan_budget.add(rs, built[(o, i)][1])
+
+    # the first and last values first: they size the whole sweep before it is built (tables grow with a field)
+    ends = sorted({0, len(variants) - 1})
+    for o in opps:
+        for i in ends:
+            build(o, i)
+    plan_budget.check_estimate(_estimated_tables(opps, ends, built, len(variants)), len(opps) * len(variants),
+                               "estimated from the first and last values")
     for o in opps:
         stream = cell_stream(base.name, o) if side == "attacker" else cell_stream(o, base.name)
-        for i, u in enumerate(variants):
-            a, d = (u, o) if side == "attacker" else (o, u)
-            try:
-                matchup, plan = sim.build_matchup(rs, a, d, states=states, overrides=overrides, options=options,
-                                                  roster=ros, from_text=from_text, budget=in_force or "none")
-            except MatchupError as e:
-                notes[(o, i)] = str(e)
+        for i in range(len(variants)):
+            if (o, i) not in built and (o, i) not in notes:
+                build(o, i)
+            if (o, i) not in built:
                 continue
-            plan_budget.add(rs, plan)
+            matchup, plan = built.pop((o, i))
             p = getattr(ros.unit(o), "points", None)
             opp_points[o] = float(p) if p is not None else float("nan")
             copies_used[(o, i)] = matchup.copies[side]
@@ -326,6 +355,9 @@ def marginal_value(frame: pd.DataFrame) -> pd.DataFrame:
     """
     cols = ["opponent", "from_value", "to_value", "win_points_per_point", "se", "df", "lo", "hi",
             "fair_points_per_point", "fair_lo", "fair_hi"]
+    frame = check_frame(frame, "frame", "a sweep() result",
+                        ("opponent", "value", "trials", "p_win_change", "p_win_change_se"),
+                        ("value", "trials", "p_win_change", "p_win_change_se", "p_win_change_df"))
     rows = []
     ok = frame[frame["trials"] > 0]
     for opp, part in ok.groupby("opponent", sort=False):
@@ -334,6 +366,8 @@ def marginal_value(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         first, last = part.iloc[0], part.iloc[-1]
         span = float(last["value"]) - float(first["value"])
+        if not span:  # one value only (repeated): no slope
+            continue
         slope = float(last["p_win_change"]) / span
         se = float(last["p_win_change_se"]) / span
         df = float(last["p_win_change_df"]) if "p_win_change_df" in part else math.inf
@@ -367,8 +401,11 @@ def _fair_per_point(frame: pd.DataFrame) -> dict[str, float]:
     if table is None or len(table) < 2:
         return nan
     first, last = table.iloc[0], table.iloc[-1]
-    span = float(last["value"]) - float(first["value"])
-    est = (float(last["fair_points"]) - float(first["fair_points"])) / span
+    try:
+        span = float(last["value"]) - float(first["value"])
+        est = (float(last["fair_points"]) - float(first["fair_points"])) / span
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):  # a frame's attrs edited by hand: no fair slope
+        return nan
     a, b = reps.get(first["value"]), reps.get(last["value"])
     lo = hi = float("nan")
     if a is not None and b is not None and len(a) == len(b):

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .checks import check_number
 from .equilibrium import complete_block
 from .strength import Z, payoff_matrix, side_averaged
 
@@ -43,6 +44,8 @@ def dominated_units(matrix: Any, z: float = Z, z_better: float | None = None, *,
         ``unit, dominated_by, strictly`` (strictly: significantly better against
         every unit), one row per dominated unit, dominators joined by ``"; "``.
     """
+    z = check_number(z, "z", lo=0)
+    z_better = check_number(z_better, "z_better", lo=0, optional=True)
     sa = side_averaged(matrix) if sa is None else sa
     pay = payoff_matrix(matrix, sa=sa)
     se = payoff_matrix(matrix, "payoff_se", sa=sa).fillna(0)
@@ -87,6 +90,7 @@ def intransitive_triples(matrix: Any, z: float | None = None, *, sa: pd.DataFram
     units does not make cycles.
     Each cycle is listed once, starting with the unit that comes first in the roster.
     """
+    z = check_number(z, "z", lo=0, optional=True)
     sa = side_averaged(matrix) if sa is None else sa
     pay = payoff_matrix(matrix, sa=sa)
     se = payoff_matrix(matrix, "payoff_se", sa=sa).fillna(0)

@@ -9,9 +9,13 @@ and counts how often each unit keeps weight.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import optimize
+
+from sim.errors import InputError
 
 __all__ = ["nash_equilibrium", "complete_block", "solve_game", "nash_support_share", "nash_ranges", "nash_spread"]
 
@@ -37,7 +41,13 @@ def nash_equilibrium(payoff: pd.DataFrame) -> pd.Series:
     -------
     Series
         Weight per unit (sums to 1); ``.attrs["value"]`` the game value.
+
+    Raises
+    ------
+    sim.errors.InputError
+        ``payoff`` is not a square table of numbers with the same units on both axes.
     """
+    payoff = _check_payoff(payoff)
     block = complete_block(payoff)
     out = pd.Series(np.nan, index=payoff.index, name="weight")
     if len(block) == 0:
@@ -46,6 +56,24 @@ def nash_equilibrium(payoff: pd.DataFrame) -> pd.Series:
     out[block.index] = x
     out.attrs["value"] = value
     return out
+
+
+def _check_payoff(payoff: Any) -> pd.DataFrame:
+    """``payoff`` as a square float table (units x the same units), finite where not NaN (not fought)."""
+    if not isinstance(payoff, pd.DataFrame):
+        raise InputError(f"payoff: got {type(payoff).__name__}, expected a unit x unit DataFrame "
+                         "(MatchupMatrix.payoff_matrix())")
+    if payoff.shape[0] != payoff.shape[1] or list(payoff.index) != list(payoff.columns) or \
+            payoff.index.has_duplicates:
+        raise InputError(f"payoff: a {payoff.shape[0]} x {payoff.shape[1]} table, expected the same units, once "
+                         "each, as rows and as columns")
+    try:
+        values = payoff.apply(pd.to_numeric, errors="raise").to_numpy(float)
+    except (TypeError, ValueError):
+        raise InputError("payoff: expected numbers in every cell (NaN for a pair that was not fought)") from None
+    if np.isinf(values).any():
+        raise InputError("payoff: infinite values; expected payoffs between -1 and 1")
+    return pd.DataFrame(values, index=payoff.index, columns=payoff.columns)
 
 
 def solve_game(a: np.ndarray) -> tuple[np.ndarray, float]:
@@ -67,6 +95,9 @@ def solve_game(a: np.ndarray) -> tuple[np.ndarray, float]:
 def nash_support_share(pay: pd.DataFrame, se: pd.DataFrame, replicates: int = 100, seed: int = 0) -> pd.Series:
     """Share of payoff tables redrawn within Monte Carlo error whose equilibrium uses each unit."""
     block = complete_block(pay)
+    out = pd.Series(np.nan, index=pay.index, name="support_share")
+    if len(block) == 0:  # no complete block of fought cells: no game to redraw
+        return out
     err = se.reindex(index=block.index, columns=block.columns).fillna(0).to_numpy(float)
     a = block.to_numpy(float)
     rng = np.random.default_rng(seed)
@@ -75,7 +106,6 @@ def nash_support_share(pay: pd.DataFrame, se: pd.DataFrame, replicates: int = 10
         noise = rng.standard_normal(a.shape) * err
         noise = np.triu(noise, 1) - np.triu(noise, 1).T  # keep the table antisymmetric
         hits += solve_game(a + noise)[0] > 1e-6
-    out = pd.Series(np.nan, index=pay.index, name="support_share")
     out[block.index] = hits / replicates
     return out
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 import sim
@@ -27,10 +29,31 @@ __all__ = [
     "tally_row",
     "mix_rows",
     "CSV_FLOAT_FORMAT",
+    "ORDER_DECIMALS",
+    "order_key",
+    "portable_float",
 ]
 
 #: Fixed float formatting of every CSV we write (same seed -> identical bytes).
 CSV_FLOAT_FORMAT = "%.6f"
+
+#: Decimals of a sort key (:func:`order_key`). Model fits (Bradley-Terry, Nash weights, fair prices) run on
+#: BLAS and optimisers whose last bits differ between machines; values equal to this many decimals keep their
+#: table order on every machine instead of swapping.
+ORDER_DECIMALS = 9
+
+
+def order_key(values: Any) -> Any:
+    """``values`` (a Series or an array) rounded to :data:`ORDER_DECIMALS`, to sort by (see there)."""
+    return np.round(values, ORDER_DECIMALS)
+
+
+def portable_float(x: float, digits: int = 10) -> float:
+    """``x`` to ``digits`` significant digits: a model fit's last bits, which differ between machines, dropped
+    (the JSON files print floats in full)."""
+    x = float(x)
+    return float(f"{x:.{digits}g}") if math.isfinite(x) else x
+
 
 #: ``wilson(k, n)``: the Wilson 95% score interval (re-export of :func:`sim.stats.wilson_interval`).
 wilson = wilson_interval
@@ -177,6 +200,8 @@ def result_frame(result: sim.FightResult) -> pd.DataFrame:
     >>> list(result_frame(r).columns)
     ['quantity', 'side', 'value', 'se', 'lo', 'hi', 'n']
     """
+    if not isinstance(result, sim.FightResult):
+        raise sim.MeleelabError(f"result: got {type(result).__name__}, expected a sim.FightResult (from sim.fight)")
     t = result.tally
     n = t.trials
     rows: list[dict[str, object]] = []

@@ -16,6 +16,8 @@ from scipy import optimize, special, stats
 
 from sim.errors import InputError
 
+from .checks import check_choice, check_flag, check_frame
+
 __all__ = ["Z", "ELO_PER_LOGIT", "long_frame", "side_averaged", "payoff_matrix", "mean_win_rate", "bradley_terry",
            "bt_misfit"]
 
@@ -23,6 +25,10 @@ __all__ = ["Z", "ELO_PER_LOGIT", "long_frame", "side_averaged", "payoff_matrix",
 Z: float = float(stats.norm.ppf(0.975))
 #: Elo points per logit (Elo's 400 points per factor 10 in odds).
 ELO_PER_LOGIT: float = 400.0 / math.log(10.0)
+
+#: Columns of a long frame the balance metrics read as numbers.
+NUMERIC_LONG_COLUMNS = ("p_attacker", "p_defender", "p_draw", "trials", "points_attacker", "points_defender")
+
 
 # ----------------------------------------------------------------- inputs
 def long_frame(matrix: Any) -> pd.DataFrame:
@@ -33,6 +39,8 @@ def long_frame(matrix: Any) -> pd.DataFrame:
     missing = {"attacker", "defender", "p_attacker", "p_defender", "p_draw"} - set(frame.columns)
     if missing:
         raise InputError(f"matrix: its frame lacks the columns {', '.join(sorted(missing))}")
+    # numbers (text such as "0.5" read as one), so that a cell of "x" is one line here, not a TypeError below
+    frame = check_frame(frame, "matrix", "a matrix's long frame", (), NUMERIC_LONG_COLUMNS)
     out = frame[frame["p_attacker"].notna()].copy()
     if "trials" in out:
         out = out[out["trials"].fillna(0) > 0]
@@ -53,8 +61,9 @@ def _units(matrix: Any, frame: pd.DataFrame) -> list[str]:
 
 def _points(matrix: Any) -> pd.Series:
     """Points per unit (NaN when absent)."""
-    frame = matrix.long if hasattr(matrix, "long") else matrix
     units = _units(matrix, long_frame(matrix))
+    frame = check_frame(matrix.long if hasattr(matrix, "long") else matrix, "matrix", "a matrix's long frame", (),
+                        NUMERIC_LONG_COLUMNS)
     pts: dict[str, float] = {}
     for col, side in (("points_attacker", "attacker"), ("points_defender", "defender")):
         if col in frame:
@@ -108,9 +117,14 @@ def side_averaged(matrix: Any) -> pd.DataFrame:
 
 def payoff_matrix(matrix: Any, value: str = "payoff", sa: pd.DataFrame | None = None) -> pd.DataFrame:
     """Unit x opponent table of a side-averaged column (default the antisymmetric payoff)."""
+    check_choice(value, "value", SIDE_AVERAGED_VALUES)
     sa = side_averaged(matrix) if sa is None else sa
     units = _units(matrix, long_frame(matrix))
     return sa.pivot(index="unit", columns="opponent", values=value).reindex(index=units, columns=units)
+
+
+#: The columns of :func:`side_averaged` that :func:`payoff_matrix` can tabulate.
+SIDE_AVERAGED_VALUES = ("p_win", "p_loss", "p_draw", "score", "payoff", "p_win_se", "payoff_se", "roles")
 
 
 # ----------------------------------------------------------------- rankings
@@ -221,6 +235,7 @@ def bradley_terry(matrix: Any, *, full: bool = False) -> pd.DataFrame | tuple[pd
     DataFrame
         ``unit, strength, se, lo, hi, elo`` (Elo = 1500 + 400/ln 10 x strength).
     """
+    full = check_flag(full, "full")
     frame = long_frame(matrix)
     units = _units(matrix, frame)
     k = len(units)

@@ -36,6 +36,7 @@ from sim.errors import InputError
 
 from .dominance import dominated_units, intransitive_triples
 from .equilibrium import complete_block, nash_equilibrium, nash_ranges, nash_spread
+from .estimates import order_key, portable_float
 from .fair_prices import fair_prices, points_efficiency
 from .pooling import collapse, expand_pairs, expand_units, twin_classes
 from .strength import _points, _units, bradley_terry, long_frame, mean_win_rate, payoff_matrix, side_averaged
@@ -125,7 +126,7 @@ class _Collapsed:
 
 def _rank_with_ties(values: np.ndarray, errors: np.ndarray) -> np.ndarray:
     """Competition ranks by value (descending); values equal to 1e-9 share a rank."""
-    order = np.argsort(-values, kind="mergesort")
+    order = np.argsort(-order_key(values), kind="mergesort")
     ranks = np.empty(len(values), int)
     for pos, i in enumerate(order):
         if pos and abs(values[i] - values[order[pos - 1]]) <= 1e-9:
@@ -193,7 +194,7 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFr
     rk["nash_weight"] = rk["unit"].map(dict(zip(nash["unit"], nash["weight"])))
     # ranked by the score against the roster (the number the price verdict reads), units whose intervals
     # overlap sharing a rank; the Bradley-Terry strength is a summary shown beside it
-    rk = rk.sort_values(["score", "strength"], ascending=False, kind="mergesort").reset_index(drop=True)
+    rk = rk.sort_values(["score", "strength"], ascending=False, kind="mergesort", key=order_key).reset_index(drop=True)
     if {"score_lo", "score_hi"} <= set(rk.columns) and rk["score_lo"].notna().all():
         rk.insert(0, "rank", rank_by_significance(rk["score"], rk["score_lo"], rk["score_hi"]).to_numpy(int))
     else:
@@ -241,6 +242,6 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFr
              "(an exact tie is not worse) and one where it is better by a Bonferroni-corrected margin; cycle "
              "edges are Bonferroni-corrected over pairs.\n"
              + " ".join(str(fair.attrs.get(k, "")) for k in ("definition", "model", "intervals") if fair.attrs.get(k)))
-    adv = {k: float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
+    adv = {k: portable_float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
     return BalanceSummary(ruleset, units, rk, sa_x, pay_x, bt_x, nash, dominated, cycles, fair, eff, adv, model,
                           notes, misfit, budget, twins, verdicts, decided)

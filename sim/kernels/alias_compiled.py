@@ -11,13 +11,14 @@ tables to the bit (tested), in a small fraction of the time.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from .compile_cache import njit_cached
 
 __all__ = ["vose"]
 
 
-@nb.njit(cache=True)
+@njit_cached()
 def vose(q):
     """``(prob, alias)`` of the scaled rows ``q`` (each row summing to its width), shape of ``q``;
     ``q`` is used as working space (its values change)."""

@@ -38,8 +38,9 @@ reference counting at every call.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from ...kernels.compile_cache import njit_cached
 
 __all__ = ["play"]
 
@@ -50,7 +51,7 @@ _DEAD = 64
 _SCALE = 1.0 / 4294967296.0
 
 
-@nb.njit(cache=True)
+@njit_cached()
 def _draw(rec, bits):
     """The value of an :class:`sim.kernels.alias.AliasPacked` slot record for the uniform ``u`` whose slot it is:
     ``rec`` is the record (threshold, value, delta) as a uint64, ``bits`` is ``u`` (as an int64)."""
@@ -59,7 +60,7 @@ def _draw(rec, bits):
     return np.int64(out)
 
 
-@nb.njit(cache=True, error_model="numpy")
+@njit_cached(error_model="numpy")
 def play(start, n, u, per_fight, counts, wounds, limit, pair, pair_bits,
          hit_one, hit_one_at, hit_one_bits, fails, fails_at, fails_bits, partial, partial_at, partial_bits,
          roll_a, roll_ab, roll_width, extra_die, extra_hit, prone, instant, need_of, can_mist,

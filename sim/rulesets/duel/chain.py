@@ -21,11 +21,11 @@ so the clamp is exact and keeps the state space small.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import comb
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ...kernels.portable import binomial_pmf, max_of_d6_pmf
 from ...outcomes import Outcomes
 from ...ruleset import END, Rounds
 from .plan import DuelPlan, make_outcomes
@@ -74,9 +74,7 @@ class Chain:
 
 def _max_pmf(n_dice: int) -> list[float]:
     """P(highest of n d6 = k) for k = 1..6; a prone side (no dice) counts as a 1."""
-    if n_dice == 0:
-        return [1.0, 0, 0, 0, 0, 0]
-    return [(k / 6) ** n_dice - ((k - 1) / 6) ** n_dice for k in range(1, 7)]
+    return max_of_d6_pmf(n_dice)  # exact integers, one division: ``(k/6) ** n`` (C pow) differs by machine
 
 
 def duel_probabilities(n0: int, n1: int, ws0: int, ws1: int) -> tuple[float, float, float]:
@@ -93,7 +91,7 @@ def duel_probabilities(n0: int, n1: int, ws0: int, ws1: int) -> tuple[float, flo
 
 
 def _binom(n: int, p: float) -> list[float]:
-    return [comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(n + 1)]
+    return binomial_pmf(n, p).tolist()  # not comb * p ** k ...: the C library's pow differs by machine
 
 
 def loser_distribution(plan: DuelPlan, hitter: int, hits: int, status: Status) -> dict[Status, float]:

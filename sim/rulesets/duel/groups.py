@@ -16,8 +16,7 @@ Built only while small (see ``MAX_STATES``); larger groups use the general kerne
 
 from __future__ import annotations
 
-from math import comb
-
+from ...kernels.portable import binomial_pmf
 from .chain import Chain, ChainRows, duel_probabilities, pack_chain
 from .plan import DuelPlan
 
@@ -39,7 +38,7 @@ class _TooBig(Exception):
 
 
 def _binom(n: int, p: float) -> list[float]:
-    return [comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(n + 1)]
+    return binomial_pmf(n, p).tolist()  # not comb * p ** k ...: the C library's pow differs by machine
 
 
 def _add(d: dict, key, p: float) -> None:

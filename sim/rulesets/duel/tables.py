@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...kernels.alias import AliasBits, AliasPacked
+from ...kernels.portable import binomial_pmf, matmul, max_of_d6_pmf
 from .plan import DuelPlan
 
 __all__ = ["DuelTables", "build_tables", "WOUNDS", "MISTED", "DEAD", "MAX_ROLL_CELLS"]
@@ -66,9 +67,14 @@ def _part(w: int, misted: bool = False) -> int:
 
 
 def _pmf(n: NDArray, p: float, k: NDArray) -> NDArray:
-    from scipy import stats  # here, not at the top: loading the rulesets (meleelab units, a roster error) stays fast
-
-    return stats.binom.pmf(k, n, p) if 0.0 < p < 1.0 else ((k == 0) if p <= 0.0 else (k == n)).astype(float)
+    """P(Binomial(n, p) = k), element by element (:mod:`sim.kernels.portable`: the same bits on every machine)."""
+    n, k = np.broadcast_arrays(np.asarray(n, np.int64), np.asarray(k, np.int64))
+    out = np.zeros(n.shape)
+    for m in np.unique(n).tolist():
+        row = binomial_pmf(m, p)
+        at = (n == m) & (k <= m)
+        out[at] = row[k[at]]
+    return out
 
 
 class _Builder:
@@ -117,7 +123,7 @@ class _Builder:
                 f = np.arange(need)
                 pf = _pmf(H[:, None], p, f[None, :])  # (H, need): it survives with f fails
                 post = np.array([self.post(hitter, w, int(k)) for k in f])
-                P[:, w, :W + 1] = pf @ post
+                P[:, w, :W + 1] = matmul(pf, post)
                 P[:, w, 0] += np.clip(1.0 - pf.sum(1), 0.0, None)  # at least `need` fails
         values = np.array([_part(w) for w in range(W + 1)] + [_part(0, True)])
         return AliasBits.build(P.reshape(-1, W + 2), values, dtype=np.int32)
@@ -194,16 +200,10 @@ class _Builder:
         ``P(max of n <= k) = (k/6)**n``; a tie goes to the higher WS, else both lose.
         """
         s0, s1 = self.plan.sides
-        pm = []
-        for top in (top0, top1):
-            k = np.arange(1, 7)[None, :]
-            d = np.arange(top + 1)[:, None].astype(float)
-            pmf = (k / 6) ** d - ((k - 1) / 6) ** d
-            pmf[0] = [1, 0, 0, 0, 0, 0]
-            pm.append(pmf)
+        pm = [np.array([max_of_d6_pmf(d) for d in range(top + 1)]) for top in (top0, top1)]
         higher = np.tril(np.ones((6, 6)), -1)
-        gt = pm[0] @ higher @ pm[1].T
-        lt = pm[0] @ higher.T @ pm[1].T
+        gt = matmul(matmul(pm[0], higher), pm[1].T)
+        lt = matmul(matmul(pm[0], higher.T), pm[1].T)
         eq = np.clip(1.0 - gt - lt, 0.0, None)
         if s0.ws > s1.ws:
             gt = gt + eq

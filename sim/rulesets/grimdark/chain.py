@@ -13,13 +13,13 @@ is exact and costs a few array operations per trial and round.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ...kernels.alias import alias_sample, alias_tables
+from ...kernels.portable import binomial_pmf, matmul
 
 __all__ = ["MAX_STATES", "ChainTables", "chain_tables", "round_matrix", "sample_rows"]
 
@@ -40,19 +40,8 @@ class ChainTables:
 
 
 def _binom_pmf(n: int, p: float) -> NDArray[np.float64]:
-    """Binomial(n, p) probabilities of 0..n (log space: n may be large)."""
-    if p <= 0.0 or n == 0:
-        out = np.zeros(n + 1)
-        out[0] = 1.0
-        return out
-    if p >= 1.0:
-        out = np.zeros(n + 1)
-        out[n] = 1.0
-        return out
-    u = np.arange(n + 1)
-    lg = np.array([math.lgamma(k + 1) for k in range(n + 1)])
-    logp = lg[n] - lg - lg[::-1] + u * math.log(p) + (n - u) * math.log1p(-p)
-    return np.exp(logp)
+    """Binomial(n, p) probabilities of 0..n (Pascal's recurrence: the same bits on every machine)."""
+    return binomial_pmf(n, p)
 
 
 def _received(plan, step, k: int, l_self: int, l_enemy: int) -> NDArray[np.float64]:
@@ -89,7 +78,7 @@ def round_matrix(plan, first: bool) -> NDArray[np.float64]:
                 da = _received(plan, step, 0, la, ld)
                 dd = _received(plan, step, 1, ld, la)
                 M[la * nd + ld] = np.outer(da, dd).ravel()
-        R = R @ M
+        R = matmul(R, M)  # in a fixed order: BLAS sums differently per CPU
     return R
 
 

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from ...errors import MatchupError
 from ...kernels.alias import AliasRows
+from ...kernels.portable import iter_binomial_rows
 from ...ruleset import Matchup
 from .charts import p_success, to_hit, to_wound
 from .reference import COVER_STEP, FIST_STEP, step_of
@@ -239,15 +240,16 @@ def count_alias(max_attacks: int, p_class: NDArray[np.float64], wounds: int) -> 
     T = len(p_class)
     if (max_attacks + 1) * T * (cap + 1) > MAX_COUNT_ENTRIES:
         return None
-    n = np.repeat(np.arange(max_attacks + 1), T)[:, None]
-    p = np.tile(p_class, max_attacks + 1)[:, None]
-    u = np.arange(cap + 1)[None, :]
-    from scipy import stats  # here, not at the top: loading the rulesets (meleelab units, a roster error) stays fast
-
-    P = stats.binom.pmf(u, n, p)
-    P[:, cap] = stats.binom.sf(cap - 1, n[:, 0], p[:, 0])  # P(at least cap)
-    P = np.where(np.isfinite(P), np.maximum(P, 0.0), 0.0)
-    return AliasRows.build(P, dtype=np.int64)
+    # Pascal's recurrence, the tail summed in a fixed order (sim.kernels.portable): the same bits on every
+    # machine (scipy.stats calls the C library's exp and log, whose results differ between CPUs)
+    P = np.zeros((max_attacks + 1, T, cap + 1))
+    for c, pc in enumerate(np.asarray(p_class, np.float64).tolist()):
+        for n, row in enumerate(iter_binomial_rows(max_attacks, pc)):
+            below = row[:cap]
+            P[n, c, :below.size] = below
+            tail = row[cap:][::-1]                       # P(at least cap), smallest terms first
+            P[n, c, cap] = np.cumsum(tail)[-1] if tail.size else 0.0
+    return AliasRows.build(P.reshape((max_attacks + 1) * T, cap + 1), dtype=np.int64)
 
 
 @dataclass

@@ -9,13 +9,13 @@ is the spec's reconstruction, :meth:`Chart.wide` its alternative, and a roster's
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ...errors import InputError, Where
+from ...errors import Where
+from ...files import parse_toml, read_input_text
+from ...limits import MAX_ROSTER_BYTES
 
 __all__ = ["MechaUnit", "Chart", "load_chart_file", "RESULTS", "UNHARMED", "IMMOBILISED", "DESTROYED"]
 
@@ -89,11 +89,11 @@ class Chart:
 
 
 def load_chart_file(path: str) -> Chart:
-    """A chart from a TOML file holding a ``[chart]`` table (or the letters at top level)."""
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such chart file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise InputError(f"{path}: cannot read chart file ({e})") from None
+    """A chart from a TOML file holding a ``[chart]`` table (or the letters at top level).
+
+    A regular file of at most :data:`~sim.limits.MAX_ROSTER_BYTES`, TOML nested at most
+    :data:`~sim.limits.MAX_TOML_DEPTH` levels (see :mod:`sim.files`); anything else is one line.
+    """
+    text = read_input_text(path, "chart file", MAX_ROSTER_BYTES, encoding="utf-8")
+    data = parse_toml(text, str(path), "chart file")
     return Chart.from_table(data.get("chart", data), Where(path))

@@ -1,7 +1,8 @@
 """``warband`` compiled kernel: the fight loop itself, compiled by Numba (see :mod:`.compiled`).
 
 Importing this module imports Numba (about half a second) and, on the first
-call in a process, loads the compiled loop from Numba's on-disk cache (or
+call in a process, loads the compiled loop from Numba's on-disk cache in the
+user's cache folder (:mod:`sim.kernels.compile_cache`) (or
 compiles it, some seconds, the first time on a machine). :mod:`.compiled`
 imports it only when a fight is played.
 
@@ -26,10 +27,11 @@ reference counting at every call, which in this loop costs more than the work.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 from llvmlite import ir
 from numba.extending import intrinsic
+
+from ...kernels.compile_cache import njit_cached
 
 __all__ = ["play"]
 
@@ -54,13 +56,13 @@ def _low(typingctx, x):
     return x(x), codegen
 
 
-@nb.njit(cache=True)
+@njit_cached()
 def _single(x):
     """Whether the mask ``x`` has exactly one bit set."""
     return x != 0 and (x & (x - 1)) == 0
 
 
-@nb.njit(cache=True)
+@njit_cached()
 def _key(flags, ph, base, reflexes, initiative):
     """Strike-order key (lower strikes first): 64 class - Initiative, from a warrior's ``flags``
     (8 ph + 1 stood up, 2 charged, 4 was charged, when set in phase ``ph``). Strike last (stood
@@ -75,7 +77,7 @@ def _key(flags, ph, base, reflexes, initiative):
     return 64 * c - initiative
 
 
-@nb.njit(cache=True)
+@njit_cached()
 def _bucket(k, flags, ph, base_a, base_d, refl_a, refl_d, Ia, Id, rank_a, rank_d):
     """Strike-order bucket 2 class + Initiative rank of a warrior of side ``k`` (see :func:`_key`)."""
     if k == 0:
@@ -83,7 +85,7 @@ def _bucket(k, flags, ph, base_a, base_d, refl_a, refl_d, Ia, Id, rank_a, rank_d
     return 2 * ((_key(flags, ph, base_d, refl_d, Id) + 64) >> 6) + rank_d
 
 
-@nb.njit(cache=True, error_model="numpy")
+@njit_cached(error_model="numpy")
 def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, limit, capped_is_draw,
          s_bits, s_threshold, s_pick, s_offset, p_bits, p_threshold, p_pick, p_offset,
          t_bits, t_threshold, t_pick, t_offset, pattern,
@@ -439,7 +441,7 @@ def play(start, n, u, per_fight, na, nd, W, I, cls1, clsl, reflexes, own_turn, l
     return f, pos
 
 
-@nb.njit(cache=True)
+@njit_cached()
 def _join_into(g, na, code, contacts, side_w, live):
     """Warrior ``g`` moves into contact with the enemy not out of action that has the fewest opponents
     in contact (lowest index on ties; ``live``: the bitmask of its enemies not out of action at the

@@ -52,14 +52,14 @@ def _add(d: Dist, key, p: float) -> None:
 def _hit_sets(b, may_parry: bool, parry_reroll: bool) -> Dist:
     """{(attacks that land after the parry, a to-hit die succeeded): p} on a standing target."""
     out: Dist = {}
-    p_each = 6.0 ** -b.n
+    p_each = 1.0 / 6 ** b.n          # an exact integer, one division (6.0 ** -n calls pow, which differs by machine)
     for dice in itertools.product(range(1, 7), repeat=b.n):
         hits = tuple(d >= b.need_hit for d in dice)
         scored = any(hits)
         parryable = [d if h and bool(b.parryable[j]) else 0 for j, (d, h) in enumerate(zip(dice, hits))]
         best = max(parryable)
         if may_parry and 0 < best < 6:
-            fails = (best / 6) ** (2 if parry_reroll else 1)     # every parry die at most the hit's
+            fails = (best / 6) * (best / 6) if parry_reroll else best / 6   # every parry die at most the hit's
             j = parryable.index(best)                             # the first attack with the best hit
             _add(out, (hits[:j] + (False,) + hits[j + 1:], scored), p_each * (1 - fails))
             _add(out, (hits, scored), p_each * fails)

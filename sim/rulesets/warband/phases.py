@@ -16,7 +16,7 @@ from .stars import pattern
 __all__ = ["CHUNK", "pair_rows", "pairs", "stars", "hub_phase"]
 
 
-_POW2 = 2.0 ** np.arange(24, dtype=np.float32)
+_POW2 = (1 << np.arange(24)).astype(np.float32)  # exact integers (a float power could round)
 
 
 def _bits(mask: NDArray[np.bool_]) -> NDArray[np.int32]:
@@ -26,6 +26,7 @@ def _bits(mask: NDArray[np.bool_]) -> NDArray[np.int32]:
     below 2**24; a side has at most 20 warriors) and about twice as fast as a shift per row.
     """
     with np.errstate(all="ignore"):  # some BLAS builds flag spurious invalid values
+        # exact in any summation order (sums of distinct powers of two below 2**24), so the same on every machine
         return (_POW2[:mask.shape[0]] @ mask.astype(np.float32)).astype(np.int32)
 
 

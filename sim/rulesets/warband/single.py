@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ...kernels.portable import int_power
 from .tables import (
     EXPOSED_SPOT, KNOCKED_DOWN, MASTER_STRIKE, OUT_OF_ACTION, STANDING, STUNNED, critical_result, injury_result,
 )
@@ -60,7 +61,7 @@ def _injury(k: int, mod: int, concussion: bool) -> dict[int, float]:
     out = {}
     prev = 0.0
     for s in (KNOCKED_DOWN, STUNNED, OUT_OF_ACTION):
-        c = cdf[s] ** k
+        c = int_power(float(cdf[s]), k)  # not **: the C library's pow differs by machine
         out[s] = c - prev
         prev = c
     return out
@@ -107,7 +108,7 @@ def batch_distribution(b, t_w: int, parry_reroll: bool, step_aside: bool, helmet
             for v in range(need_hit, 7):
                 p_fail = 1.0
                 if may_parry and parryable and v < 6:
-                    p_fail = (v / 6) ** (2 if parry_reroll else 1)
+                    p_fail = (v / 6) * (v / 6) if parry_reroll else v / 6  # both parry dice at most v
                 p_land += p_fail / 6
             p_hit_scored = (7 - need_hit) / 6 if need_hit <= 6 else 0.0
             add((w0, STANDING, False), 1 - p_hit_scored)

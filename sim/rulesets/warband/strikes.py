@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...kernels.alias import AliasBits
+from ...kernels.portable import matmul
 from .batches import MAX_TABLE_ATTACKS, several_batch_distribution
 from .single import batch_distribution
 from .tables import (
@@ -392,7 +393,7 @@ def volley_table(t: StrikeTable, most: int) -> VolleyTable | None:
     rows = []
     for _ in range(most + 1):
         rows += [{k: p for k, p in enumerate(r) if p > 1e-300} for r in power]
-        power = power @ step
+        power = matmul(power, step)  # in a fixed order: BLAS sums differently per CPU
     table, slots = _alias(rows)
     flat = np.array([k for row in slots for k in row])
     return VolleyTable(W, most, table, (flat // 2).astype(np.int8), (flat % 2).astype(bool))
