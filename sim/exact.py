@@ -124,8 +124,10 @@ class ExactOutcome:
     @staticmethod
     def mean(pmf: NDArray[np.float64]) -> float:
         """Mean of a distribution over 0, 1, 2, ... (normalised by its total)."""
-        total = float(pmf.sum())
-        return float(np.arange(len(pmf)) @ pmf) / total if total > 0 else float("nan")
+        # exactly rounded sums (math.fsum): the same last bits on every machine, which a BLAS dot is not
+        p = np.asarray(pmf, np.float64)
+        total = math.fsum(p)
+        return math.fsum(np.arange(len(p)) * p) / total if total > 0 else float("nan")
 
     def problems(self, tol: float = TOLERANCE) -> list[str]:
         """Why this is not a probability distribution (empty if it is).

@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 
 from ...errors import MatchupError
 from ...exact import ROUND_OVERHEAD, TAIL_CUT, ExactOutcome, from_rows, propagate
+from ...kernels.portable import binomial_pmf, matmul
 from ...ruleset import END, Rounds
 from .kernel import outcomes_of
 from .plan import GrimdarkPlan, Pool
@@ -95,11 +96,9 @@ def _binomial(n: int, p: float) -> tuple[int, NDArray[np.float64]]:
         return 0, np.ones(1)
     if p >= 1.0:
         return n, np.ones(1)
-    from scipy.special import gammaln  # here, not at the top: loading the rulesets stays fast
-
-    u = np.arange(n + 1)
-    pmf = np.exp(gammaln(n + 1) - gammaln(u + 1) - gammaln(n - u + 1) + u * math.log(p) + (n - u) * math.log1p(-p))
-    pmf /= pmf.sum()  # log-gamma rounding leaves the sum ~1e-13 off for large n: the cut below is then all that is lost
+    # Pascal's recurrence in + and * only (sim.kernels.portable): the same bits on every machine, which
+    # log-gamma and exp are not
+    pmf = np.array(binomial_pmf(n, p))
     lo = int(np.searchsorted(np.cumsum(pmf), TAIL_CUT / 2, side="right"))
     hi = n + 1 - int(np.searchsorted(np.cumsum(pmf[::-1]), TAIL_CUT / 2, side="right"))
     out = pmf[lo:hi].copy()
@@ -254,7 +253,7 @@ def _step(memo: _Memo, P: NDArray[np.float64], step: Sequence[Pool]) -> NDArray[
         for part in _chunks(len(keys), support[k].size * (W[k] + 1)):
             lo, M = _moves(memo, k, against[k], support[k], keys[part])
             for c, g in enumerate(part):
-                block = Y[groups == g] @ M[c]          # striker states x receiver targets
+                block = matmul(Y[groups == g], M[c])   # striker states x receiver targets
                 rows = support[1 - k][groups == g]
                 if k == 1:
                     new[rows, lo:lo + M.shape[2]] += block
@@ -281,7 +280,7 @@ def _step(memo: _Memo, P: NDArray[np.float64], step: Sequence[Pool]) -> NDArray[
         for g in np.unique(groups[part]):
             Z = Mo[groups[part] == g].sum(0)          # inner states x outer targets
             lo_q, Mq = inner[int(g)]
-            add(o, lo_o, lo_q, Z.T @ Mq)
+            add(o, lo_o, lo_q, matmul(Z.T, Mq))
     return new
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...exact import ROUND_OVERHEAD, ExactOutcome, from_rows, propagate
+from ...kernels.portable import matmul
 from ...ruleset import END, Rounds
 from .kernel import outcomes_from_states
 from .plan import _ABSORBING, MechaPlan
@@ -43,6 +44,6 @@ def exact(plan: MechaPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
     P = round_matrix(plan)
     start = np.zeros(9)
     start[plan.start] = 1.0
-    run = propagate(lambda p, r: p @ P, start, _ABSORBING, limit)
+    run = propagate(lambda p, r: matmul(p[None, :], P)[0], start, _ABSORBING, limit)
     out = outcomes_from_states(run.state, run.rounds, run.prob, rounds, limit)
     return from_rows(out, run.prob, n_categories=3)

@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from ...errors import MatchupError
 from ...exact import ROUND_OVERHEAD, ExactOutcome, from_rows, propagate
+from ...kernels.portable import matmul
 from ...ruleset import END, Rounds
 from .batches import MAX_TABLE_ATTACKS
 from .fused import _profile
@@ -132,7 +133,8 @@ def exact(plan: WarbandPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
     start = np.zeros(codes.size)
     start[W[0] * nd + W[1]] = 1.0
     limit = max_rounds if rounds == END else int(rounds)
-    run = propagate(lambda p, r: p @ (first if r == 1 else odd if r % 2 else even), start, terminal, limit)
+    run = propagate(lambda p, r: matmul(p[None, :], first if r == 1 else odd if r % 2 else even)[0], start, terminal,
+                    limit)
     status, wounds = [], []
     for c, w in ((ca[run.state], W[0]), (cd[run.state], W[1])):
         status.append(np.where(c <= w, STANDING, c - w).astype(np.int8))  # codes above W are W + status
