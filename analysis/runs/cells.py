@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sim.errors import MatchupError
-from sim.limits import PlanBudget
+from sim.limits import PlanBudget, table_bytes
 from sim.tally import Tally
 
 from ..stats.copy_curves import score_and_var
@@ -174,7 +174,9 @@ def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], p
     """
     mixes = {(a, d): [(ka, kd, wa * wd) for ka, wa in copy_mixture(copies[a]) for kd, wd in copy_mixture(copies[d])]
              for a in names for d in names}
-    bank.fight([WholeCell(a, ka, d, kd) for (a, d), mix in mixes.items() for ka, kd, _ in mix], progress)
+    whole = [WholeCell(a, ka, d, kd) for (a, d), mix in mixes.items() for ka, kd, _ in mix]
+    _check_table_estimate(bank, names, copies, whole)
+    bank.fight(whole, progress)
     cells, notes = {}, {}
     for (a, d), mix in mixes.items():
         parts = [(WholeCell(a, ka, d, kd), w) for ka, kd, w in mix]
@@ -190,3 +192,24 @@ def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], p
                              (main.attacker_copies, main.defender_copies),
                              whole_stream(a, main.attacker_copies, d, main.defender_copies, bank.stream_names))
     return cells, notes
+
+
+def _check_table_estimate(bank: CellBank, names: list[str], copies: Mapping[str, float],
+                          whole: list[WholeCell]) -> None:
+    """Refuse before the other plans are built when each unit's mirror match says the whole-copy cells' tables
+    would not fit (a cell ``(a, d)`` counts as the mean of the two mirror matches' tables)."""
+    ctx = bank.context
+    sizes = {}
+    for a in names:
+        k = max(1, copy_mixture(copies[a])[0][0])
+        try:
+            _, plan = ctx.build(_unpriced(bank.unit(a)), _unpriced(bank.unit(a)), {"attacker": k, "defender": k})
+        except MatchupError:
+            continue
+        sizes[a] = table_bytes(plan)
+        del plan
+    if not sizes:
+        return
+    mean = sum(sizes.values()) / len(sizes)
+    estimate = sum((sizes.get(c.attacker, mean) + sizes.get(c.defender, mean)) / 2 for c in dict.fromkeys(whole))
+    PlanBudget("matrix").check_estimate(estimate, len(names) ** 2, "estimated from each unit's mirror match")
