@@ -202,12 +202,15 @@ def result_frame(result: sim.FightResult) -> pd.DataFrame:
     """
     if not isinstance(result, sim.FightResult):
         raise sim.MeleelabError(f"result: got {type(result).__name__}, expected a sim.FightResult (from sim.fight)")
-    t = result.tally
-    n = t.trials
     rows: list[dict[str, object]] = []
 
     def add(quantity: str, side: str, e: Estimate) -> None:
         rows.append({"quantity": quantity, "side": side, "value": e.value, "se": e.se, "lo": e.lo, "hi": e.hi, "n": e.n})
+
+    if result.exact is not None:
+        return _exact_frame(result, rows)
+    t = result.tally
+    n = t.trials
 
     for side, code in (("attacker", 1), ("defender", 2), ("draw", 0)):
         add("win", side, proportion(int(t.wins[code]), n))
@@ -224,4 +227,24 @@ def result_frame(result: sim.FightResult) -> pd.DataFrame:
             add(f"extra:{extra.name}", "both", proportion(int(m.total), n))
         else:
             add(f"extra:{extra.name}", "both", mean_estimate(m, n))
+    return pd.DataFrame(rows, columns=["quantity", "side", "value", "se", "lo", "hi", "n"])
+
+
+def _exact_frame(result: sim.FightResult, rows: list[dict[str, object]]) -> pd.DataFrame:
+    """An exact result's rows: the values themselves, standard error 0, intervals of zero width, n = 0 fights."""
+    def add(quantity: str, side: str, value: float) -> None:
+        rows.append({"quantity": quantity, "side": side, "value": value, "se": 0.0, "lo": value, "hi": value, "n": 0})
+
+    for side, p in (("attacker", result.win["attacker"]), ("defender", result.win["defender"]),
+                    ("draw", result.win["draw"])):
+        add("win", side, p)
+    for side in ("attacker", "defender"):
+        add("damage_to", side, result.damage(side)[0])
+    add("rounds", "both", result.mean_rounds[0])
+    add("capped", "both", result.capped_share)
+    for side, probs in result.outcomes.items():
+        for cat, p in probs.items():
+            add(f"category:{cat}", side, p)
+    for extra in result.ruleset.extras:
+        add(f"extra:{extra.name}", "both", result.extra(extra.name)["mean"])
     return pd.DataFrame(rows, columns=["quantity", "side", "value", "se", "lo", "hi", "n"])

@@ -224,3 +224,15 @@ def test_exact_answers_are_fractions_where_they_should_be():
     p_going = u + m
     assert r.capped_share == pytest.approx(float(p_going), abs=1e-15)
     assert r.win["attacker"] == pytest.approx(float(1 - p_going), abs=1e-15)
+
+
+def test_result_frame_of_an_exact_fight_has_zero_width_and_agrees_with_monte_carlo():
+    from analysis import result_frame
+
+    exact = result_frame(sim.fight("mecha", "AFS", "Nutrocker"))
+    mc = result_frame(sim.fight("mecha", "AFS", "Nutrocker", method="mc", trials=200_000, seed=11))
+    assert (exact["se"] == 0).all() and (exact["lo"] == exact["value"]).all() and (exact["hi"] == exact["value"]).all()
+    assert (exact["n"] == 0).all() and list(exact["quantity"]) == list(mc["quantity"])
+    assert exact.loc[0, "value"] == pytest.approx(4 / 36)  # AFS wins: both hit dice, worked by hand in test above
+    se = mc["se"].where(mc["se"] > 0, 1e-9)
+    assert ((exact["value"] - mc["value"]).abs() <= 6 * se + 1e-12).all()
