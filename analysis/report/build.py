@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 import sim
@@ -46,7 +45,7 @@ from ..runs.fights import to_the_end
 from ..stats.summary import BalanceSummary
 from .baseline import baseline_folder, compare_with_baseline
 from .featured import check_features, default_features, parse_features
-from .io import atomic_write_bytes, atomic_write_text, check_output_dir, to_json
+from .io import atomic_write_bytes, atomic_write_text, check_output_dir, plain_values, to_json
 from .safe_csv import to_csv
 from .writers import write_balance, write_matrix
 
@@ -126,15 +125,15 @@ class Report:
         for f in self.ruleset.option_fields:
             value = used.get(f.name, f.default)
             by = "command" if f.name in given else "roster" if f.name in self.roster.options else "default"
-            rows.append({"option": f.name, "value": _plain(value), "default": _plain(f.default), "set_by": by,
-                         "description": f.doc})
+            rows.append({"option": f.name, "value": plain_values(value), "default": plain_values(f.default),
+                         "set_by": by, "description": f.doc})
         return pd.DataFrame(rows, columns=["option", "value", "default", "set_by", "description"])
 
     def units_table(self) -> pd.DataFrame:
         rows = []
         for name, unit in self.roster.units.items():
             for row in self.ruleset.unit_rows(unit):
-                rows.append({k: _plain(v) for k, v in row.items()})
+                rows.append({k: plain_values(v) for k, v in row.items()})
         frame = pd.DataFrame(rows)
         for col in [c for c in frame.columns if c.endswith("abilities")]:
             # the rules carry abilities as data but no procedure reads them: a designer must not think they count
@@ -178,8 +177,8 @@ class Report:
             "roster": {"source": self.roster.source, "description": self.roster.description,
                        "units": list(self.roster.names), "in_matrix": list(self.matrix.units),
                        "budget": self.roster.budget, "copies": dict(self.matrix.copies),
-                       "excluded": dict(self.matrix.excluded), "options": _plain(self.roster.options)},
-            "settings": _plain({**self.settings, "matrix": self.matrix.settings}),
+                       "excluded": dict(self.matrix.excluded), "options": plain_values(self.roster.options)},
+            "settings": plain_values({**self.settings, "matrix": self.matrix.settings}),
             "switches": self.options_table().to_dict(orient="records"),
             "budget": self.matrix.budget,
             "fair_price_method": self.balance.fair_points.attrs.get("method"),
@@ -188,7 +187,7 @@ class Report:
             "featured_matchups": [list(p) for p in self.featured],
             "attacker_advantage": self.balance.attacker_advantage,
             "balance_model": self.balance.model_text(),
-            "provenance": _plain({**self.matrix.provenance, "pandas": pd.__version__,
+            "provenance": plain_values({**self.matrix.provenance, "pandas": pd.__version__,
                                   "matplotlib": matplotlib.__version__}),
             "files": self.file_names(),
             "resumed_cells": int(getattr(self.matrix, "resumed_cells", 0)),
@@ -238,7 +237,8 @@ class Report:
             from ..runs.matrix import LONG_COLUMNS
             from .safe_csv import frame_to_csv
 
-            paths.append(atomic_write_text(out / "one_for_one_long.csv", frame_to_csv(self.one_for_one.long[LONG_COLUMNS])))
+            paths.append(atomic_write_text(out / "one_for_one_long.csv",
+                                           frame_to_csv(self.one_for_one.long[LONG_COLUMNS])))
             paths.append(atomic_write_bytes(out / "one_for_one.png", pngs["one_for_one"]))
         paths += write_balance(self.balance, out)
         paths.append(atomic_write_text(out / "units.csv", to_csv(self.units_table())))
@@ -377,9 +377,9 @@ def build_report(
     settings = {"seed": seed if seed is not None else matrix.provenance.get("seed_entropy"),
                 "half_width": half_width, "max_trials": int(max_trials), "rounds": matrix.settings.get("rounds"),
                 "max_rounds": int(matrix.settings["max_rounds"]), "units": list(units) if units else None,
-                "states": _plain(matrix.settings.get("states") or {}), "overrides": _plain(overrides or {}),
-                "options": _plain(options or {}), "budget": matrix.budget,
-                "balance_settings": _plain(matrix.settings.get("balance_settings") or {}),
+                "states": plain_values(matrix.settings.get("states") or {}), "overrides": plain_values(overrides or {}),
+                "options": plain_values(options or {}), "budget": matrix.budget,
+                "balance_settings": plain_values(matrix.settings.get("balance_settings") or {}),
                 "time_to_resolution": {"rounds": "end", "max_rounds": int(matrix.settings["max_rounds"]),
                                        "trials": min(int(max_trials), TO_THE_END_TRIALS)}}
     if chosen:
@@ -480,23 +480,3 @@ def _write_tree(out: Path, reports: Sequence[Report], failed: Mapping[str, str])
     paths.append(atomic_write_text(out / "index.html", render_index(headlines, failed)))
     paths.append(atomic_write_text(out / "index.md", index(headlines, failed)))
     return paths
-
-
-# ------------------------------------------------------------------ helpers
-def _plain(x: Any) -> Any:
-    """JSON-friendly plain values (dataclasses, tuples, numpy scalars)."""
-    if isinstance(x, Mapping):
-        return {str(k): _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
-    if hasattr(x, "to_jsonable"):
-        return x.to_jsonable()
-    if hasattr(x, "__dataclass_fields__"):
-        import dataclasses
-
-        return _plain(dataclasses.asdict(x))
-    return x

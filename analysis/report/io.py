@@ -6,12 +6,16 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sim.errors import OutputError
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "check_output_dir", "OutputError", "to_json", "clean_json"]
+__all__ = ["atomic_write_text", "atomic_write_bytes", "check_output_dir", "OutputError", "to_json", "clean_json",
+           "plain_values"]
 
 
 def _why(e: OSError) -> str:
@@ -124,3 +128,22 @@ def _default(o: Any) -> Any:
     if hasattr(o, "to_jsonable"):
         return o.to_jsonable()
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def plain_values(x: Any) -> Any:
+    """JSON-friendly plain values (dataclasses, tuples, numpy scalars)."""
+    if isinstance(x, Mapping):
+        return {str(k): plain_values(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain_values(v) for v in x]
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if hasattr(x, "to_jsonable"):
+        return x.to_jsonable()
+    if hasattr(x, "__dataclass_fields__"):
+        import dataclasses
+
+        return plain_values(dataclasses.asdict(x))
+    return x
