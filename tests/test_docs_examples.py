@@ -5,6 +5,8 @@ directory while it runs). Two markers, documented in the README ("Docs that run"
 
 * ``<!-- docs-test: skip (why) -->`` on the line before a fence skips the block
   (installs, JupyterLab, the full ``report --all``): the reason is the skip message;
+* ``<!-- docs-test: slow (why) -->`` runs the block only with ``pytest -m slow``
+  (``.ci/run`` does): examples that fight for tens of seconds;
 * a fence whose info string has ``file=NAME`` (```` ```toml file=my_units.toml ````)
   also writes its text to ``NAME`` in the folder of every later block of the
   same document, so examples can use the files the docs show.
@@ -37,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "rules").glob("*.md"))]
 FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<info>[^`\n]*)\n(?P<body>.*?)^(?P=indent)```[ ]*$", re.S | re.M)
 SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s*(?P<why>.*?)\s*-->\s*$")
+SLOW = re.compile(r"<!--\s*docs-test:\s*slow\s*(?P<why>.*?)\s*-->\s*$")
 SHELL_ONLY = set(";&|<>()")
 
 
@@ -50,6 +53,7 @@ class Block:
     file: str | None
     body: str
     skip: str | None
+    slow: str | None = None
 
     @property
     def id(self) -> str:
@@ -66,9 +70,11 @@ def parse(path: Path) -> list[Block]:
         file = next((w.split("=", 1)[1] for w in info[1:] if w.startswith("file=")), None)
         before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
         skip = SKIP.search(before)
+        slow = SLOW.search(before)
         body = textwrap.dedent(m.group("body"))
         out.append(Block(str(path.relative_to(ROOT)), text[: m.start()].count("\n") + 1, lang, file, body,
-                         (skip.group("why") or "marked skip") if skip else None))
+                         (skip.group("why") or "marked skip") if skip else None,
+                         (slow.group("why") or "marked slow") if slow else None))
     return out
 
 
@@ -110,7 +116,8 @@ def _run_shell_line(line: str) -> None:
     assert done.returncode == 0, f"`{line}` exited {done.returncode}: {done.stderr.strip()[-2000:]}"
 
 
-@pytest.mark.parametrize("block", EXAMPLES, ids=[b.id for b in EXAMPLES])
+@pytest.mark.parametrize("block", [pytest.param(b, id=b.id, marks=[pytest.mark.slow] if b.slow else [])
+                                   for b in EXAMPLES])
 def test_example_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if block.skip:
         pytest.skip(f"docs-test: skip {block.skip}")
@@ -132,6 +139,7 @@ def test_there_are_examples_and_skips_say_why() -> None:
     assert len(EXAMPLES) >= 10
     for b in EXAMPLES:
         assert b.skip is None or b.skip.startswith("("), f"{b.id}: write the reason as <!-- docs-test: skip (why) -->"
+        assert b.slow is None or b.slow.startswith("("), f"{b.id}: write the reason as <!-- docs-test: slow (why) -->"
 
 
 def test_guide_install_commands_are_the_readme_quick_start() -> None:

@@ -92,7 +92,13 @@ def _execute(path: Path, tmp_path: Path, attempt: int) -> subprocess.CompletedPr
     return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
-@pytest.mark.parametrize("name", _all_notebooks())
+#: The notebooks that take longest (a balance run, a warband sweep): run by ``pytest -m slow`` (``.ci/run`` does),
+#: so the default suite stays within its five minutes on two cores.
+SLOW_NOTEBOOKS = {"balancing_workflow.ipynb", "warband.ipynb"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_NOTEBOOKS else n
+                                  for n in _all_notebooks()])
 def test_notebook_runs(name: str, tmp_path: Path) -> None:
     path = NOTEBOOKS / name
     reason = _skip_reason(path.stem)

@@ -153,6 +153,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # a minute of waiting for a scheduler and its worker to start, then die
 @pytest.mark.parametrize("after,expected", [(3, "--scheduler"),
                                             (20, "--scheduler: the Dask cluster failed during the run")])
 def test_a_scheduler_killed_mid_run_is_one_line(after, expected):
