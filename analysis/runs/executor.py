@@ -10,6 +10,7 @@ length of the command. Dask is an optional extra (``pip install
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import logging
 import re
@@ -128,12 +129,19 @@ def scheduler_client(spec: str | None, *, memory_limit: str | None = None) -> It
             yield client
         return
     with _dask_logs_silenced():
+        failure = None
         try:
             client = Client(value, timeout=CONNECT_TIMEOUT)
         except Exception as e:  # noqa: BLE001 - OSError, TimeoutError; TypeError for ucx:// without UCX or
             # tls:// without certificates; whatever Dask raises for an address it cannot use: all one line
             why = " ".join(str(e).split())[:200]
-            raise InputError(f"--scheduler {value}: cannot connect ({type(e).__name__}: {why})") from None
+            failure = f"--scheduler {value}: cannot connect ({type(e).__name__}: {why})"
+        if failure is not None:
+            # the half-built Client is garbage now (the exception held it): close it here, not whenever the
+            # collector runs next, which can be inside another Client's start, where its close deadlocks on
+            # Dask's loop lock (seen in the suite: a later Client() never returned)
+            gc.collect()
+            raise InputError(failure)
         try:
             check_workers(client)
             yield client
