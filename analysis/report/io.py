@@ -10,8 +10,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from sim.errors import OutputError
 
 __all__ = ["atomic_write_text", "atomic_write_bytes", "check_output_dir", "OutputError", "to_json", "clean_json",
@@ -132,6 +130,7 @@ def _default(o: Any) -> Any:
 
 def plain_values(x: Any) -> Any:
     """JSON-friendly plain values (dataclasses, tuples, numpy scalars)."""
+    import numpy as np  # here: the CLI's --help imports this module and no heavy library
     if isinstance(x, Mapping):
         return {str(k): plain_values(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
