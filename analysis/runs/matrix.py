@@ -44,6 +44,7 @@ from sim.roster import Roster
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
+from ..stats.estimates import row_trials
 from .cells import Cell, CellBank, mixed_cells
 from .fielding import (RunContext, budget_in_force, check_fielding, check_run_arguments, fielded_copies, profile_key,
                        unfieldable)
@@ -193,8 +194,8 @@ class MatchupMatrix:
                 p_draw = (a.p_draw + d.p_draw) / 2
                 win_se = math.sqrt(a.p_attacker_se ** 2 + d.p_defender_se ** 2) / 2
                 # per-cell variance of the (win - loss) indicator, combined over the two cells
-                var_a = _payoff_var(a.p_attacker, a.p_defender, a.trials)
-                var_d = _payoff_var(d.p_defender, d.p_attacker, d.trials)
+                var_a = _payoff_var(a.p_attacker, a.p_defender, row_trials(a))  # exact: inf fights, variance 0
+                var_d = _payoff_var(d.p_defender, d.p_attacker, row_trials(d))
                 rows.append({"unit": u, "opponent": o, "p_win": p_win, "p_loss": p_loss, "p_draw": p_draw,
                              "p_win_se": win_se, "payoff": p_win - p_loss,
                              "payoff_se": math.sqrt(var_a + var_d) / 2})

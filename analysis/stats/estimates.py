@@ -32,6 +32,7 @@ __all__ = [
     "sample_sizes",
     "fought_rows",
     "is_exact",
+    "row_trials",
     "CSV_FLOAT_FORMAT",
     "ORDER_DECIMALS",
     "order_key",
@@ -179,6 +180,14 @@ def sample_sizes(frame: pd.DataFrame, default: float = np.nan) -> np.ndarray:
     """
     n = frame["trials"].to_numpy(float) if "trials" in frame else np.full(len(frame), float(default))
     return np.where(is_exact(frame), np.inf, n)
+
+
+def row_trials(row: Any) -> float:
+    """The fights behind one long-frame row (a Series or a mapping): ``trials``, ``inf`` for an exact cell."""
+    get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
+    if str(get("method", "mc")) == "exact":
+        return math.inf
+    return float(get("trials", math.nan))
 
 
 def fought_rows(frame: pd.DataFrame) -> pd.DataFrame:
