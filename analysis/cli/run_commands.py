@@ -41,7 +41,7 @@ __all__ = ["matrix_cmd", "sweep_cmd", "compare_cmd"]
 @_fresh_option
 def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], half_width: float,
                max_trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-               max_rounds: int | None, rules_defaults: bool, fielding: str,
+               max_rounds: int | None, rules_defaults: bool, fielding: str, method: str,
                workers: int, scheduler: str | None, quiet: bool, out: str | None, fresh: bool,
                budget: str | None) -> None:
     """Every unit as attacker against every unit as defender, each cell run to a target precision.
@@ -69,7 +69,7 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
         with _executor(scheduler, workers) as executor:
             m = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width, max_trials=max_trials,
                                seed=seed, rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults,
-                               fielding=fielding, states=states, overrides=overrides,
+                               fielding=fielding, method=method, states=states, overrides=overrides,
                                options=options, workers=workers, progress=update, from_text=True, budget=budget,
                                executor=executor, store=folder.open_store(fresh=fresh) if folder else None)
     except BaseException:
@@ -83,16 +83,18 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
                 if m.budget is not None else "one unit a side")
     click.echo(f"{rs.id}: P(attacker wins), attacker rows x defender columns ({ros.source}; {fielding})")
     click.echo(matrix_text(wide))
+    exact = int((m.long["method"] == "exact").sum())
     fought = m.long[m.long["trials"] > 0]["trials"]
-    click.echo(f"trials per cell: {int(fought.min()):,} to {int(fought.max()):,} ({int(fought.sum()):,} in all); "
-               f"seed entropy {m.provenance['seed_entropy']}")
+    counted = (f"trials per Monte Carlo cell: {int(fought.min()):,} to {int(fought.max()):,} ({int(fought.sum()):,} "
+               "in all)" if len(fought) else "no Monte Carlo cells")
+    click.echo(f"{counted}; exact cells: {exact} (no noise); seed entropy {m.provenance['seed_entropy']}")
     for unit, why in m.excluded.items():
         click.echo(f"left out {unit}: {why}")
     gap = shortfall(((f"{a} vs {d}", r.tally) for (a, d), r in m.results.items()), half_width)
     _note_shortfall(gap, half_width, max_trials)
     if folder:
         meta = {"command": "matrix", "ruleset": rs.id, "cells": int(len(m.long)), "resumed_cells": m.resumed_cells,
-                "half_width": half_width, "max_trials": max_trials,
+                "half_width": half_width, "max_trials": max_trials, "method": method, "cells_exact": exact,
                 **{k: v for k, v in gap.items() if k != "cells"}}
         _echo_written(folder.replace(lambda d: write_matrix(m, d) + [_write_metadata(d, meta)]))
 
@@ -117,7 +119,7 @@ _NO_FILE = "\0no file"
 @_fresh_option
 def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, all_opponents: bool,
               roster_file: str | None, side: str, trials: int, seed: int | None, settings: tuple[str, ...],
-              rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int,
+              rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int,
               scheduler: str | None, quiet: bool, out: str | None,
               fresh: bool, budget: str | None) -> None:
     """Vary one field of UNIT against OPPONENT (or, with --all-opponents, every roster unit) on common random numbers.
@@ -155,7 +157,7 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
         with _executor(scheduler, workers) as executor:
             frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros,
                           trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
-                          rules_defaults=rules_defaults, fielding=fielding, states=states,
+                          rules_defaults=rules_defaults, fielding=fielding, method=method, states=states,
                           overrides=overrides, options=options, workers=workers, progress=update, from_text=True,
                           budget=budget, executor=executor, store=folder.open_store(fresh=fresh) if folder else None)
     except BaseException:
@@ -214,7 +216,7 @@ def _sweep_png(frame: Any) -> bytes:
 @common_run_options
 def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...], roster: str | None, role: str,
                 trials: int, price: bool, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-                max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int, scheduler: str | None,
+                max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int, scheduler: str | None,
                 quiet: bool, out: str | None,
                 budget: str | None) -> None:
     """Compare BASE with VARIANT against OPPONENTS (default: the whole roster) on common random numbers.
@@ -246,7 +248,7 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
         with _executor(scheduler, workers) as executor:
             frame = compare(rs, base, var, list(opponents) or None, roster=ros,
                             roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
-                            rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
+                            rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding, method=method,
                             states=states, overrides=overrides,
                             options=options, workers=workers, progress=update, from_text=True, budget=budget,
                             fair=price, executor=executor)
