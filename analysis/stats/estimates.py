@@ -258,7 +258,8 @@ def result_frame(result: sim.FightResult) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``quantity, side, value, se, lo, hi, n``. Quantities: ``win``
+        Columns ``quantity, side, value, se, lo, hi, n`` (an exact result: ``se`` 0,
+        ``lo == hi == value``, ``n`` 0). Quantities: ``win``
         (sides attacker, defender, draw), ``damage_to`` (attacker, defender),
         ``rounds`` (side ``both``), ``capped``, ``category:<name>`` per side and
         ``extra:<name>`` (side ``both``). Proportions carry Wilson intervals,
@@ -275,11 +276,28 @@ def result_frame(result: sim.FightResult) -> pd.DataFrame:
     if not isinstance(result, sim.FightResult):
         raise sim.MeleelabError(f"result: got {type(result).__name__}, expected a sim.FightResult (from sim.fight)")
     t = result.tally
-    n = t.trials
     rows: list[dict[str, object]] = []
 
     def add(quantity: str, side: str, e: Estimate) -> None:
         rows.append({"quantity": quantity, "side": side, "value": e.value, "se": e.se, "lo": e.lo, "hi": e.hi, "n": e.n})
+
+    if t is None:  # an exact result: the values themselves, errors 0, intervals of zero width, no fights
+        def exact(quantity: str, side: str, v: float) -> None:
+            add(quantity, side, Estimate(float(v), 0.0, float(v), float(v), 0))
+
+        for side, p in result.win.items():
+            exact("win", side, p)
+        for side in ("attacker", "defender"):
+            exact("damage_to", side, result.damage(side)[0])
+        exact("rounds", "both", result.mean_rounds[0])
+        exact("capped", "both", result.capped_share)
+        for side, probs in result.outcomes.items():
+            for cat, p in probs.items():
+                exact(f"category:{cat}", side, p)
+        for extra in result.ruleset.extras:
+            exact(f"extra:{extra.name}", "both", result.extra(extra.name)["mean"])
+        return pd.DataFrame(rows, columns=["quantity", "side", "value", "se", "lo", "hi", "n"])
+    n = t.trials
 
     for side, code in (("attacker", 1), ("defender", 2), ("draw", 0)):
         add("win", side, proportion(int(t.wins[code]), n))
