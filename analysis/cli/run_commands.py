@@ -136,7 +136,8 @@ _NO_FILE = "\0no file"
 @_fresh_option
 def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, all_opponents: bool,
               roster_file: str | None, side: str, trials: int, seed: int | None, settings: tuple[str, ...],
-              rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int,
+              rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, method: str,
+              workers: int,
               scheduler: str | None, quiet: bool, out: str | None,
               fresh: bool, budget: str | None) -> None:
     """Vary one field of UNIT against OPPONENT (or, with --all-opponents, every roster unit) on common random numbers.
@@ -233,7 +234,8 @@ def _sweep_png(frame: Any) -> bytes:
 @common_run_options
 def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...], roster: str | None, role: str,
                 trials: int, price: bool, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-                max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int, scheduler: str | None,
+                max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int,
+                scheduler: str | None,
                 quiet: bool, out: str | None,
                 budget: str | None) -> None:
     """Compare BASE with VARIANT against OPPONENTS (default: the whole roster) on common random numbers.
@@ -265,7 +267,8 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
         with _executor(scheduler, workers) as executor:
             frame = compare(rs, base, var, list(opponents) or None, roster=ros,
                             roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
-                            rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding, method=method,
+                            rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
+                            method=method,
                             states=states, overrides=overrides,
                             options=options, workers=workers, progress=update, from_text=True, budget=budget,
                             fair=price, executor=executor)

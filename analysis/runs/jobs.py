@@ -343,11 +343,10 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     dict
         Job key to :class:`JobResult`, in job order.
     """
+    from sim.exact import exact_outcome
     from sim.executor import check_executor, executor_slots
 
     from .cost import announce_cost
-
-    from sim.exact import exact_outcome
 
     executor = check_executor(executor)
     jobs = list(jobs)

@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .fair_prices import FAIR_COLUMNS, _quantiles
 from .estimates import row_trials
+from .fair_prices import FAIR_COLUMNS, _quantiles
 
 __all__ = ["ExpectedCurve", "linear_crossing", "price_curve", "EXPECTED_COLUMNS", "EXPECTED_MODEL",
            "DEFAULT_TOLERANCE", "verdict_of", "roster_scores", "expected_curves_frame", "expected_frame"]

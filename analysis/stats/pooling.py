@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from sim.stats import wilson_interval
+
 from .estimates import is_exact
 
 __all__ = ["twin_classes", "collapse", "expand_units", "expand_pairs"]

@@ -61,7 +61,8 @@ def test_an_exact_matrix_agrees_with_monte_carlo_within_its_noise(exact_matrix):
         for col in ("p_attacker", "p_defender", "p_draw"):
             p = ex.loc[(row.attacker, row.defender), col]
             # 6 standard errors at the exact p, plus one fight's worth for p near 0 or 1
-            assert abs(row[col] - p) <= 6 * math.sqrt(max(p * (1 - p), 0) / n) + 1 / n, (row.attacker, row.defender, col)
+            bound = 6 * math.sqrt(max(p * (1 - p), 0) / n) + 1 / n
+            assert abs(row[col] - p) <= bound, (row.attacker, row.defender, col)
 
 
 def test_auto_is_exact_for_mecha_and_monte_carlo_for_the_grimdark_frontage():
