@@ -20,7 +20,7 @@ from .scale import scheduler_option as _scheduler_option
 from .types import MAX_ROUNDS_TYPE, ROUNDS, SEED, TRIALS, WORKERS, Number
 
 __all__ = ["Failure", "OutFolder", "progress_bar", "count_bar", "roster_arg", "roster_option", "budget_option",
-           "rounds_option", "balance_rounds_options", "fielding_option", "common_run_options", "run_options",
+           "rounds_option", "balance_rounds_options", "fielding_option", "method_option", "common_run_options", "run_options",
            "precision_options", "report_run_options"]
 
 
@@ -100,6 +100,14 @@ def fielding_option(f: Callable) -> Callable:
                              "a fraction f of the fights), 'whole' always floor(budget / points).")(f)
 
 
+def method_option(f: Callable) -> Callable:
+    """--method auto|exact|mc: how each cell is answered (auto by default)."""
+    return click.option("--method", type=click.Choice(["auto", "exact", "mc"]), default="auto", show_default=True,
+                        help="How each cell is answered: 'exact' from the matchup's Markov chain (no noise; an "
+                             "error naming the matchup where it has none), 'mc' by Monte Carlo, 'auto' exact "
+                             "where that is cheaper than the fights.")(f)
+
+
 def balance_rounds_options(f: Callable) -> Callable:
     """--rounds, --max-rounds and --rules-defaults of the balance commands: the ruleset's balance settings."""
     f = click.option("--rules-defaults", is_flag=True,
@@ -143,6 +151,7 @@ def common_run_options(f: Callable) -> Callable:
 
 def run_options(f: Callable) -> Callable:
     """--set, --rounds/--max-rounds, --workers, --scheduler, --quiet, --out, --budget (matrix, sweep, compare)."""
+    f = method_option(f)
     f = fielding_option(f)
     f = budget_option(f)
     f = click.option("--out", type=OutFolder(), default=None,
@@ -171,6 +180,7 @@ def precision_options(f: Callable) -> Callable:
 
 def report_run_options(f: Callable) -> Callable:
     """Matrix settings of `balance` and `report` (the precision options as in `matrix`)."""
+    f = method_option(f)
     f = fielding_option(f)
     f = budget_option(f)
     f = click.option("--quiet", is_flag=True, help="No progress bar.")(f)

@@ -7,7 +7,7 @@ import click
 import sim
 
 from ..report.io import check_output_dir
-from .options import Failure, count_bar, precision_options, roster_arg, roster_option
+from .options import Failure, count_bar, method_option, precision_options, roster_arg, roster_option
 from .scale import echo_written as _echo_written
 from .scale import executor_for as _executor
 from .scale import fresh_option as _fresh_option
@@ -30,6 +30,7 @@ __all__ = ["rebalance_cmd"]
 @click.option("--tolerance", type=Number(0, 25), default=2, show_default=True, metavar="PP",
               help="A unit is balanced when its score is within PP percentage points of 50% (0 < PP <= 25).")
 @precision_options
+@method_option
 @click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
               help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")
 @click.option("--rules-defaults", is_flag=True,
@@ -43,7 +44,8 @@ __all__ = ["rebalance_cmd"]
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @_fresh_option
 def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tuple[str, ...], round_to: float,
-                  tolerance: float, seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
+                  tolerance: float, seed: int, half_width: float, max_trials: int, method: str,
+                  settings: tuple[str, ...],
                   rules_defaults: bool, workers: int, scheduler: str | None, out: str | None, quiet: bool,
                   fresh: bool) -> None:
     """Propose one points table under which every unit scores 50% against the repriced roster, and prove it.
@@ -80,7 +82,7 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
             result = rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to),
                                tolerance=float(tolerance) / 100, seed=seed, half_width=half_width,
                                max_trials=max_trials, states=states, overrides=overrides, options=options,
-                               workers=workers, from_text=True, executor=executor, rules_defaults=rules_defaults,
+                               workers=workers, from_text=True, executor=executor, rules_defaults=rules_defaults, method=method,
                                store=folder.open_store(fresh=fresh) if folder else None,
                                progress=None if quiet else lambda line: click.echo(line, err=True))
         paths = folder.replace(lambda d: write_rebalance(result, d)) if folder else []

@@ -37,7 +37,7 @@ __all__ = ["balance_cmd", "report_cmd", "diff_cmd"]
               help="Directory for the CSV tables (written atomically).")
 def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], seed: int,
                 half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None,
-                max_rounds: int | None, rules_defaults: bool, fielding: str,
+                max_rounds: int | None, rules_defaults: bool, fielding: str, method: str,
                 workers: int, scheduler: str | None, quiet: bool, budget: str | None, from_matrix: str | None,
                 out: str | None) -> None:
     """Rankings, Nash weights, dominated units, cycles and fair points for a roster.
@@ -94,7 +94,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
         try:
             matrix = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width,
                                     max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
-                                    rules_defaults=rules_defaults, fielding=fielding,
+                                    rules_defaults=rules_defaults, fielding=fielding, method=method,
                                     states=states, overrides=overrides, options=options, workers=workers,
                                     progress=update, from_text=True, budget=budget, executor=executor)
         finally:
@@ -143,7 +143,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tuple[str, ...], baseline: str | None,
                roster: str | None, units: str | None,
                unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
-               rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int,
+               rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int,
                scheduler: str | None, quiet: bool, fresh: bool,
                budget: str | None) -> int:
     """A self-contained HTML balance report, a Markdown summary and every CSV for a roster.
@@ -173,7 +173,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
                 result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
                                    half_width=half_width, max_trials=max_trials, rounds=rounds,
                                    max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
-                                   workers=workers, executor=executor, fresh=fresh, baseline=baseline,
+                                   method=method, workers=workers, executor=executor, fresh=fresh, baseline=baseline,
                                    progress=update)
         finally:
             close()
@@ -197,7 +197,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
         with _executor(scheduler, workers) as executor:
             rep = build_report(rs, ros, units=unit_names(units, unit_list), seed=seed, half_width=half_width,
                                max_trials=max_trials, rounds=rounds, max_rounds=max_rounds,
-                               rules_defaults=rules_defaults, fielding=fielding, states=states,
+                               rules_defaults=rules_defaults, fielding=fielding, method=method, states=states,
                                overrides=overrides, options=options, workers=workers, progress=update,
                                from_text=True, budget=budget, executor=executor,
                                store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline)

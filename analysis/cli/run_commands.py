@@ -41,7 +41,7 @@ __all__ = ["matrix_cmd", "sweep_cmd", "compare_cmd"]
 @_fresh_option
 def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], half_width: float,
                max_trials: int, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-               max_rounds: int | None, rules_defaults: bool, fielding: str,
+               max_rounds: int | None, rules_defaults: bool, fielding: str, method: str,
                workers: int, scheduler: str | None, quiet: bool, out: str | None, fresh: bool,
                budget: str | None) -> None:
     """Every unit as attacker against every unit as defender, each cell run to a target precision.
@@ -69,7 +69,7 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
         with _executor(scheduler, workers) as executor:
             m = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width, max_trials=max_trials,
                                seed=seed, rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults,
-                               fielding=fielding, states=states, overrides=overrides,
+                               fielding=fielding, method=method, states=states, overrides=overrides,
                                options=options, workers=workers, progress=update, from_text=True, budget=budget,
                                executor=executor, store=folder.open_store(fresh=fresh) if folder else None)
     except BaseException:
@@ -83,18 +83,37 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
                 if m.budget is not None else "one unit a side")
     click.echo(f"{rs.id}: P(attacker wins), attacker rows x defender columns ({ros.source}; {fielding})")
     click.echo(matrix_text(wide))
+    exact = int((m.long["method"] == "exact").sum())
     fought = m.long[m.long["trials"] > 0]["trials"]
-    click.echo(f"trials per cell: {int(fought.min()):,} to {int(fought.max()):,} ({int(fought.sum()):,} in all); "
-               f"seed entropy {m.provenance['seed_entropy']}")
+    counted = (f"trials per cell: {int(fought.min()):,} to {int(fought.max()):,} ({int(fought.sum()):,} in all)"
+               if len(fought) else "trials per cell: 0")
+    if exact:
+        counted += (f"; {exact} exact cell{'s' if exact != 1 else ''} (from the Markov chain: no sampling, no "
+                    "noise)")
+    click.echo(f"{counted}; seed entropy {m.provenance['seed_entropy']}")
     for unit, why in m.excluded.items():
         click.echo(f"left out {unit}: {why}")
     gap = shortfall(((f"{a} vs {d}", r.tally) for (a, d), r in m.results.items()), half_width)
     _note_shortfall(gap, half_width, max_trials)
     if folder:
         meta = {"command": "matrix", "ruleset": rs.id, "cells": int(len(m.long)), "resumed_cells": m.resumed_cells,
-                "half_width": half_width, "max_trials": max_trials,
+                "half_width": half_width, "max_trials": max_trials, "method": method, "cells_exact": exact,
                 **{k: v for k, v in gap.items() if k != "cells"}}
         _echo_written(folder.replace(lambda d: write_matrix(m, d) + [_write_metadata(d, meta)]))
+
+
+def _answered(frame: Any) -> Any:
+    """Rows of a sweep or compare that were fought or answered exactly (exact rows have 0 trials)."""
+    exact = frame["method"] == "exact" if "method" in frame else False
+    return (frame["trials"] > 0) | exact
+
+
+def _fights_each(frame: Any, trials: int) -> str:
+    """``"65,536 fights each"``, saying which rows are exact instead (no fights, no noise)."""
+    exact = int((frame["method"] == "exact").sum()) if "method" in frame else 0
+    if exact and exact == int(_answered(frame).sum()):
+        return "exact (from the Markov chains: no sampling, errors 0)"
+    return f"{trials:,} fights each" + (f" ({exact} rows exact)" if exact else "")
 
 
 #: What a bare ``--roster`` (no FILE) parses to: before --all-opponents, it meant "every unit" in sweep.
@@ -117,7 +136,8 @@ _NO_FILE = "\0no file"
 @_fresh_option
 def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: str | None, all_opponents: bool,
               roster_file: str | None, side: str, trials: int, seed: int | None, settings: tuple[str, ...],
-              rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int,
+              rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, method: str,
+              workers: int,
               scheduler: str | None, quiet: bool, out: str | None,
               fresh: bool, budget: str | None) -> None:
     """Vary one field of UNIT against OPPONENT (or, with --all-opponents, every roster unit) on common random numbers.
@@ -155,7 +175,7 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
         with _executor(scheduler, workers) as executor:
             frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros,
                           trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
-                          rules_defaults=rules_defaults, fielding=fielding, states=states,
+                          rules_defaults=rules_defaults, fielding=fielding, method=method, states=states,
                           overrides=overrides, options=options, workers=workers, progress=update, from_text=True,
                           budget=budget, executor=executor, store=folder.open_store(fresh=fresh) if folder else None)
     except BaseException:
@@ -166,9 +186,9 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
         close()
     marginal = marginal_value(frame)
     fair = frame.attrs.get("fair")
-    click.echo(f"{rs.id}: {unit} ({side}) with {field} = {values[0]}..{values[-1]}, {trials:,} fights each, "
+    click.echo(f"{rs.id}: {unit} ({side}) with {field} = {values[0]}..{values[-1]}, {_fights_each(frame, trials)}, "
                f"seed entropy {frame.attrs['seed_entropy']}")
-    click.echo(sweep_text(frame[frame["trials"] > 0], field))
+    click.echo(sweep_text(frame[_answered(frame)], field))
     if fair is not None:
         click.echo(f"\nfair price of {unit} by {field} (points at which it would score 50% against these opponents "
                    "at equal points):")
@@ -179,7 +199,7 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
     if folder:
         from ..report.io import atomic_write_bytes, atomic_write_text
 
-        meta = {"command": "sweep", "ruleset": rs.id, "runs": int((frame["trials"] > 0).sum()),
+        meta = {"command": "sweep", "ruleset": rs.id, "runs": int(_answered(frame).sum()),
                 "resumed_cells": int(frame.attrs.get("resumed_cells", 0))}
         _echo_written(folder.replace(lambda d: [
             atomic_write_text(d / "sweep.csv", frame_to_csv(frame)),
@@ -195,7 +215,7 @@ def _sweep_png(frame: Any) -> bytes:
 
     fig = Figure(figsize=(7.5, 5.0))
     a = frame.attrs
-    sweep_curves(frame[frame["trials"] > 0], ax=fig.add_subplot(), field=a.get("field"),
+    sweep_curves(frame[_answered(frame)], ax=fig.add_subplot(), field=a.get("field"),
                  title=f"{a.get('unit')} ({a.get('side')}): P(win) against {a.get('field')}, 95% bands")
     return figure_png(fig, dpi=110)
 
@@ -214,7 +234,8 @@ def _sweep_png(frame: Any) -> bytes:
 @common_run_options
 def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...], roster: str | None, role: str,
                 trials: int, price: bool, seed: int | None, settings: tuple[str, ...], rounds: str | None,
-                max_rounds: int | None, rules_defaults: bool, fielding: str, workers: int, scheduler: str | None,
+                max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int,
+                scheduler: str | None,
                 quiet: bool, out: str | None,
                 budget: str | None) -> None:
     """Compare BASE with VARIANT against OPPONENTS (default: the whole roster) on common random numbers.
@@ -247,15 +268,16 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
             frame = compare(rs, base, var, list(opponents) or None, roster=ros,
                             roles=["attacker", "defender"] if role == "both" else [role], trials=trials, seed=seed,
                             rounds=rounds, max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
+                            method=method,
                             states=states, overrides=overrides,
                             options=options, workers=workers, progress=update, from_text=True, budget=budget,
                             fair=price, executor=executor)
     finally:
         close()
     click.echo(f"{rs.id}: {frame.attrs['variant']} vs {frame.attrs['base']}, paired on common random numbers, "
-               f"{trials:,} fights each, seed entropy {frame.attrs['seed_entropy']}")
-    click.echo(compare_text(frame[frame["trials"] > 0]))
-    for _, r in frame[frame["trials"] == 0].iterrows():
+               f"{_fights_each(frame, trials)}, seed entropy {frame.attrs['seed_entropy']}")
+    click.echo(compare_text(frame[_answered(frame)]))
+    for _, r in frame[~_answered(frame)].iterrows():
         click.echo(f"not fought: {r['opponent']} ({r['role']}): {r['note']}")
     fair = frame.attrs.get("fair")
     if fair is not None:

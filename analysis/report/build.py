@@ -44,6 +44,7 @@ from ..runs.defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 from ..runs.fights import to_the_end
 from ..stats.summary import BalanceSummary
 from .baseline import baseline_folder, compare_with_baseline
+from .cell_stats import cell_stats, report_shortfall
 from .featured import check_features, default_features, parse_features
 from .io import atomic_write_bytes, atomic_write_text, check_output_dir, plain_values, to_json
 from .safe_csv import to_csv
@@ -147,18 +148,8 @@ class Report:
         return frame
 
     def cell_stats(self) -> dict[str, Any]:
-        """Trials per cell and the widest interval achieved."""
-        long = self.matrix.long
-        fought = long[long["trials"] > 0]
-        # every fight behind a cell (a mixed cell's whole-copy cells), not its effective number
-        fights = fought["fights"] if "fights" in fought else fought["trials"]
-        half = ((fought["p_attacker_hi"] - fought["p_attacker_lo"]) / 2).max() if len(fought) else float("nan")
-        return {"cells": int(len(long)), "cells_fought": int(len(fought)),
-                "trials_total": int(fights.sum()), "trials_min": int(fights.min()),
-                "trials_median": float(fights.median()), "trials_max": int(fights.max()),
-                "widest_half_width": float(half),
-                "not_fought": [f"{a} vs {d}: {n}" for a, d, n in
-                               zip(long["attacker"], long["defender"], long["note"]) if n]}
+        """Trials per Monte Carlo cell, the widest interval achieved, the exact cells (:mod:`.cell_stats`)."""
+        return cell_stats(self.matrix.long, self.settings.get("method"))
 
     def metadata(self) -> dict[str, Any]:
         """Everything needed to understand and repeat the run (no timestamps: deterministic).
@@ -182,6 +173,7 @@ class Report:
             "switches": self.options_table().to_dict(orient="records"),
             "budget": self.matrix.budget,
             "fair_price_method": self.balance.fair_points.attrs.get("method"),
+            "method": self.settings.get("method"),
             "cells": self.cell_stats(),
             "featured_matchup": list(self.featured[0]) if self.featured else None,
             "featured_matchups": [list(p) for p in self.featured],
@@ -195,17 +187,7 @@ class Report:
         }
 
     def _shortfall(self) -> dict[str, Any]:
-        """The matrix cells (headline and one a side) the trial cap stopped short of the target half-width."""
-        from ..runs.jobs import merge_shortfalls, shortfall
-
-        hw = self.settings.get("half_width")
-        parts = [shortfall(((f"{a} vs {d}", r.tally) for (a, d), r in self.matrix.results.items()), hw)]
-        if self.one_for_one is not None:
-            parts.append(shortfall(((f"{a} vs {d} (one a side)", r.tally)
-                                    for (a, d), r in self.one_for_one.results.items()), hw))
-        gap = merge_shortfalls(parts)
-        return {"half_width_cells": gap["cells"], "cells_short_of_half_width": gap["cells_short_of_half_width"],
-                "widest_half_width": gap["widest_half_width"], "short_of_half_width": gap["short_of_half_width"]}
+        return report_shortfall(self)
 
     def file_names(self) -> list[str]:
         names = ["report.html", "summary.md", "metadata.json", "matrix_long.csv", "matrix.csv", "matrix.json",
@@ -308,6 +290,7 @@ def build_report(
     baseline: str | Path | None = None,
     rules_defaults: bool = False,
     fielding: str | None = None,
+    method: str = "auto",
 ) -> Report:
     """Run the matchup matrix of a roster and every balance metric.
 
@@ -329,6 +312,9 @@ def build_report(
         Fight under the rules' own defaults instead of the balance settings.
     fielding : {"expected", "whole"}, optional
         How the budget fields copies (:mod:`analysis.runs.fielding`; expected by default).
+    method : {"auto", "exact", "mc"}
+        How each matrix cell is answered (:func:`analysis.runs.matrix.matchup_matrix`);
+        recorded in ``metadata.json`` (``method``, ``cells.cells_exact``).
     workers : int
         Processes (the numbers do not depend on it).
     progress : callable, optional
@@ -370,7 +356,7 @@ def build_report(
     old = baseline_folder(baseline, rs.id) if baseline is not None else None
     run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
-               executor=executor, store=store, rules_defaults=rules_defaults)
+               executor=executor, store=store, rules_defaults=rules_defaults, method=method)
     matrix = matchup_matrix(rs, ros, units, progress=progress, budget=budget, fielding=fielding, **run)
     one_for_one = matchup_matrix(rs, ros, units, budget="none", **run) if matrix.budget is not None else None
     balance = balance_summary(matrix, seed=0)
@@ -378,7 +364,7 @@ def build_report(
                 "half_width": half_width, "max_trials": int(max_trials), "rounds": matrix.settings.get("rounds"),
                 "max_rounds": int(matrix.settings["max_rounds"]), "units": list(units) if units else None,
                 "states": plain_values(matrix.settings.get("states") or {}), "overrides": plain_values(overrides or {}),
-                "options": plain_values(options or {}), "budget": matrix.budget,
+                "options": plain_values(options or {}), "budget": matrix.budget, "method": method,
                 "balance_settings": plain_values(matrix.settings.get("balance_settings") or {}),
                 "time_to_resolution": {"rounds": "end", "max_rounds": int(matrix.settings["max_rounds"]),
                                        "trials": min(int(max_trials), TO_THE_END_TRIALS)}}

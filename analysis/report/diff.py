@@ -31,6 +31,7 @@ hold only each number's own standard error, not the trial-by-trial pairing, so
 the paired error itself cannot be recovered from them. With different seeds
 (or renamed units) the runs are independent and ``diff_se`` is exact. For a fair
 price the standard error is read from its 95% interval, ``(hi - lo) / 3.92``.
+Exact cells (``method`` ``exact``) have errors of 0: any difference between two is a change (context "exact").
 
 The columns read from each file are named in :data:`COLUMNS` (first name
 present wins), so a file that gains or renames a column needs one line changed.
@@ -68,7 +69,7 @@ _WIDTH_PER_SE = 2 * 1.959963984540054
 #: Per file, each role and the column names that may hold it (the first present is used).
 COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
     "matrix_long.csv": {
-        "attacker": ("attacker",), "defender": ("defender",), "trials": ("trials",),
+        "attacker": ("attacker",), "defender": ("defender",), "trials": ("trials",), "method": ("method",),
         "p_attacker": ("p_attacker",), "p_attacker_se": ("p_attacker_se",),
         "p_defender": ("p_defender",), "p_defender_se": ("p_defender_se",),
     },
@@ -361,8 +362,7 @@ def _row(ruleset: str, kind: str, keys: Sequence[str], r: pd.Series, quantity: s
     row: dict[str, Any] = {"ruleset": ruleset, "kind": kind, "item": item, "quantity": quantity, "old": old,
                            "new": new, "diff": math.nan, "diff_se": math.nan, "z": math.nan,
                            "trials_old": _num(r, "trials_old"), "trials_new": _num(r, "trials_new"),
-                           "context_old": f"{context} {_fmt(_num(r, f'{context}_old'))}",
-                           "context_new": f"{context} {_fmt(_num(r, f'{context}_new'))}"}
+                           "context_old": _context(r, context, "old"), "context_new": _context(r, context, "new")}
     if r["_merge"] == "left_only":
         row["status"] = "only in old"
         return row
@@ -385,6 +385,14 @@ def _row(ruleset: str, kind: str, keys: Sequence[str], r: pd.Series, quantity: s
     row["z"] = row["diff"] / se if se > 0 else math.copysign(math.inf, row["diff"])
     row["status"] = "changed" if abs(row["z"]) > z else "within noise"
     return row
+
+
+def _context(r: pd.Series, context: str, side: str) -> str:
+    """``"trials 65536"``, ``"rank 2"``, ``"points 30"``; ``"exact"`` for an exact cell (its errors are 0, so any
+    difference between two exact cells is a change, however small: what changed, exactly)."""
+    if context == "trials" and str(r.get(f"method_{side}", "")) == "exact":
+        return "exact"
+    return f"{context} {_fmt(_num(r, f'{context}_{side}'))}"
 
 
 def _fmt(v: float) -> str:

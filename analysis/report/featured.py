@@ -108,7 +108,8 @@ def default_features(matrix: Any) -> tuple[tuple[tuple[str, str], ...], tuple[st
     """
     long = matrix.long
     twins = matrix.twins() if hasattr(matrix, "twins") else {}
-    ok = (long["trials"] > 0) & (long["attacker"] != long["defender"])
+    answered = (long["trials"] > 0) | ((long["method"] == "exact") if "method" in long else False)  # exact: 0 trials
+    ok = answered & (long["attacker"] != long["defender"])
     ok &= np.array([twins.get(a, a) != twins.get(d, d) and (a, d) in matrix.results
                     for a, d in zip(long["attacker"], long["defender"])], dtype=bool)
     cells = long[ok]

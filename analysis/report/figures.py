@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import plots
+from .cell_stats import method_note
 
 __all__ = ["draw_figures", "render"]
 
@@ -25,8 +26,9 @@ def draw_figures(rep: Any) -> dict[str, bytes]:
     score.index.name, score.columns.name = "unit", "opponent"
     draw: list[tuple[str, tuple[float, float], Callable[[Any], Any]]] = [
         ("matrix", square, lambda ax: plots.matrix_heatmap(m.wide("p_attacker"), ax=ax, title=(
-            f"P(attacker wins) at equal points, {m.budget:g} points a side (%)" if m.budget is not None
-            else None))),
+            f"P(attacker wins) at equal points, {m.budget:g} points a side (%){method_note(m.long)}"
+            if m.budget is not None else (f"P(attacker wins) (%){method_note(m.long)}" if method_note(m.long)
+                                          else None)))),
         ("score", square, lambda ax: plots.matrix_heatmap(
             score, ax=ax, value_label="side-averaged score of the row unit",
             title="Side-averaged score, win + draw/2 (%): row unit vs column unit")),
@@ -39,7 +41,8 @@ def draw_figures(rep: Any) -> dict[str, bytes]:
     if rep.one_for_one is not None:
         one = rep.one_for_one
         draw.append(("one_for_one", square, lambda ax: plots.matrix_heatmap(
-            one.wide("p_attacker"), ax=ax, title="P(attacker wins), one unit a side (whatever it costs) (%)")))
+            one.wide("p_attacker"), ax=ax,
+            title=f"P(attacker wins), one unit a side (whatever it costs) (%){method_note(one.long)}")))
     if rep.baseline is not None:
         from .diff import plot_cells, plot_changes
 

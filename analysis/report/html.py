@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..stats.estimates import order_key
 from . import tables as rt
+from .cell_stats import exact_sentence
 from .findings import Code, Link, findings, row_id
 
 __all__ = ["SECTION_TITLES", "environment", "data_uri", "report_context", "render_report", "render_index"]
@@ -155,6 +156,8 @@ def report_context(rep: Any) -> dict[str, Any]:
                 ("cells fought", f"{st['cells_fought']:,} of {st['cells']:,}"),
                 ("fights", f"{st['trials_total']:,} (per cell {st['trials_min']:,} to {st['trials_max']:,})"),
                 ("widest half-width", f"±{100 * st['widest_half_width']:.2f} pp"),
+                ("method", f"{rep.settings.get('method', 'auto')}: {st.get('cells_exact', 0):,} exact cells, "
+                           f"{st.get('cells_mc', st['cells_fought']):,} Monte Carlo"),
                 ("cells wider than the target", f"{noisy_cells(rep):,}")]
     import sim.plugins
 
@@ -177,7 +180,8 @@ def report_context(rep: Any) -> dict[str, Any]:
         "findings": [{"title": f.title, "parts": _parts(f.parts), "subitems": [_parts(i) for i in f.items]}
                      for f in findings(rep)],
         "roster": {"source": rep.roster.source, "description": rep.roster.description},
-        "overview": {"units": len(m.units), "fights": f"{st['trials_total']:,}", "fielding": fielding,
+        "overview": {"units": len(m.units), "fights": f"{st['trials_total']:,}",
+                     "fielding": " ".join(t for t in (fielding, exact_sentence(m.long)) if t),
                      "headline": rt.table_view(pd.DataFrame([rep.headline()]), rt.HEADLINE)},
         "baseline": _baseline(rep, uri),
         "baseline_note": rep.baseline_note,

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..stats.estimates import order_key
 from . import tables as rt
+from .cell_stats import exact_sentence
 from .findings import findings
 from .findings import markdown as findings_markdown
 from .safe_markdown import md_cell, md_link, md_text
@@ -36,7 +37,8 @@ def summary(rep: Any) -> str:
              f"Seed {rep.settings['seed']}, target half-width ±{100 * rep.settings['half_width']:.2g} pp, "
              f"cap {rep.settings['max_trials']:,} trials per cell; {st['trials_total']:,} fights in "
              f"{st['cells_fought']} cells (widest half-width ±{100 * st['widest_half_width']:.2f} pp); "
-             f"rounds = {m.settings.get('rounds')}.", ""]
+             f"rounds = {m.settings.get('rounds')}.", *([exact_sentence(m.long)] if exact_sentence(m.long) else []),
+             ""]
     switches = rep.options_table()
     set_ = switches[switches["set_by"] != "default"]
     lines += ["Switches: " + (", ".join(f"{md_cell(o)}={md_cell(v)} ({s})" for o, v, s in

@@ -148,9 +148,14 @@ def _row(cells: _Cells, line: int, raw: dict[str, str]) -> dict[str, Any]:
         elif col in _POINTS:
             row[col] = cells.number(line, col, text, POINTS_MIN, POINTS_MAX,
                                     f"points {POINTS_MIN}..{POINTS_MAX:g} or empty")
+        elif col == "method":
+            row[col] = text.strip() or "mc"
+            if row[col] not in ("exact", "mc"):
+                raise cells.fail(line, col, text, "'exact', 'mc' or empty")
         else:
             row[col] = restore_cell(text)
-    fought = trials > 0 if trials is not None else not math.isnan(row["p_attacker"])
+    # an exact cell sampled nothing (0 trials) but has its probabilities
+    fought = (trials > 0 or row.get("method") == "exact") if trials is not None else not math.isnan(row["p_attacker"])
     probs = [row[c] for c in _PROBABILITY]
     if fought:
         for c, p in zip(_PROBABILITY, probs):
@@ -162,7 +167,7 @@ def _row(cells: _Cells, line: int, raw: dict[str, str]) -> dict[str, Any]:
     else:
         for c, p in zip(_PROBABILITY, probs):
             if not math.isnan(p):
-                raise cells.fail(line, c, raw[c], "an empty cell (0 trials: the pair was not fought)")
+                raise cells.fail(line, c, raw[c], "an empty cell (0 trials and not exact: the pair was not fought)")
     return row
 
 
@@ -196,5 +201,6 @@ def _check_complete(cells: _Cells, rows: list[dict[str, Any]]) -> None:
             if (a, d) not in seen:
                 raise InputError(f"{cells.source}: incomplete matrix: no row for attacker {a!r} against "
                                  f"defender {d!r} (every unit must attack every unit, mirror matches included)")
-    if not any(r.get("trials", 1) > 0 and not math.isnan(r["p_attacker"]) for r in rows):
+    if not any((r.get("trials", 1) > 0 or r.get("method") == "exact") and not math.isnan(r["p_attacker"])
+               for r in rows):
         raise InputError(f"{cells.source}: no pair was fought (every row has 0 trials)")

@@ -140,7 +140,8 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
         ax.set_xlabel("result")
         who = (f"{data.attacker} against itself (mirror match)" if data.attacker == data.defender
                else f"{data.attacker} (attacker) vs {data.defender} (defender)")
-        ax.set_title(title or wrap_label(f"{who}, {data.trials:,} fights", 70))
+        sampled = "exact" if getattr(data, "method", "mc") == "exact" else f"{data.trials:,} fights"
+        ax.set_title(title or wrap_label(f"{who}, {sampled}", 70))
         ax.set_ylabel("probability")
         ax.set_ylim(0, 1)
         return ax

@@ -420,12 +420,15 @@ def fight_tables(result: Any) -> list[TableView]:
     name = {"attacker": "attacker" if mirror else f"{result.attacker} (attacker)",
             "defender": "defender" if mirror else f"{result.defender} (defender)"}
     ci = result.ci95
+    exact = getattr(result, "method", "mc") == "exact"  # no fights counted: the probabilities themselves
     wins = pd.DataFrame([{"result": f"{name[k]} wins" if k != "draw" else "draw", "p": result.win[k],
-                          "lo": ci[k][0], "hi": ci[k][1], "count": result.win_counts[k]}
+                          "lo": ci[k][0], "hi": ci[k][1], **({} if exact else {"count": result.win_counts[k]})}
                          for k in ("attacker", "defender", "draw")])
-    tables = [table_view(wins, (Column("result", "Result"), Column("count", "Fights", "int"),
+    count_col = () if exact else (Column("count", "Fights", "int"),)
+    tables = [table_view(wins, (Column("result", "Result"), *count_col,
                                 Column("p", "Probability", "pct", ("lo", "hi"))),
-                         caption=f"{result.trials:,} fights")]
+                         caption="exact (the matchup's Markov chain, no sampling: intervals of zero width)"
+                         if exact else f"{result.trials:,} fights")]
     dmg = []
     for side in ("attacker", "defender"):
         mean, se = result.damage(side)

@@ -53,7 +53,10 @@ def matrix_png(matrix: Any) -> bytes:
     n = max(len(matrix.units), 1)
     fig = Figure(figsize=(2.0 + 0.75 * n, 1.5 + 0.65 * n))
     ax = fig.add_subplot()
-    matrix_heatmap(matrix.wide("p_attacker"), ax=ax)
+    from .cell_stats import method_note
+
+    note = method_note(matrix.long)
+    matrix_heatmap(matrix.wide("p_attacker"), ax=ax, title=f"P(attacker wins) (%){note}" if note else None)
     return figure_png(fig, dpi=110)
 
 

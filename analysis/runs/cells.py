@@ -25,12 +25,16 @@ from sim.limits import PlanBudget, table_bytes
 from sim.tally import Tally
 
 from ..stats.copy_curves import score_and_var
-from ..stats.estimates import mix_rows, tally_row
+from ..stats.estimates import exact_row, mix_rows, tally_row
 from .fielding import RunContext, copy_mixture
-from .jobs import CellJob, run_jobs
+from .jobs import run_jobs
 from .streams import whole_stream
 
 __all__ = ["WholeCell", "CellBank", "Cell", "mixed_cells"]
+
+
+def _label(c: "WholeCell") -> str:
+    return f"{c.attacker_copies} x {c.attacker} v {c.defender_copies} x {c.defender}"
 
 
 @dataclass(frozen=True, order=True)
@@ -64,7 +68,9 @@ class CellBank:
     stream_names : dict
         Label -> the name whose streams it uses (a variant shares its base's).
     tallies : dict
-        :class:`WholeCell` -> tally, for the cells fought.
+        :class:`WholeCell` -> tally, for the cells fought by Monte Carlo.
+    exact : dict
+        :class:`WholeCell` -> :class:`sim.exact.ExactOutcome`, for the cells answered exactly.
     refused : dict
         :class:`WholeCell` -> why it cannot be fought (a one-line ``MatchupError``).
     matchups : dict
@@ -81,6 +87,7 @@ class CellBank:
     units: dict[str, Any] = field(default_factory=dict)
     stream_names: dict[str, str] = field(default_factory=dict)
     tallies: dict[WholeCell, Tally] = field(default_factory=dict)
+    exact: dict[WholeCell, Any] = field(default_factory=dict)
     refused: dict[WholeCell, str] = field(default_factory=dict)
     matchups: dict[WholeCell, Any] = field(default_factory=dict)
     from_store: int = 0
@@ -97,7 +104,7 @@ class CellBank:
         guard = PlanBudget("matrix")
         jobs = []
         for c in dict.fromkeys(cells):
-            if c in self.tallies or c in self.refused:
+            if c in self.tallies or c in self.exact or c in self.refused:
                 self.reused += 1
                 continue
             try:
@@ -109,16 +116,29 @@ class CellBank:
                 continue
             self.matchups[c] = matchup
             stream = whole_stream(c.attacker, c.attacker_copies, c.defender, c.defender_copies, self.stream_names)
-            jobs.append(CellJob(c, plan, stream, ctx.max_trials, ctx.half_width, identity=matchup))
+            jobs.append(ctx.job(c, plan, stream, _label(c), identity=matchup))
         if not jobs:
             return 0
         done = run_jobs(rs, ctx.root, jobs, rounds=ctx.rounds, max_rounds=ctx.max_rounds, workers=ctx.workers,
                         progress=progress, executor=ctx.executor, store=ctx.store)
         for c, res in done.items():
-            self.tallies[c] = res.tally
+            if res.exact is not None:
+                self.exact[c] = res.exact
+            else:
+                self.tallies[c] = res.tally
             self.from_store += int(res.from_store)
         self.fought += len(done)
         return len(done)
+
+    def row(self, cell: WholeCell) -> dict[str, Any] | None:
+        """The long-frame row of a cell answered (Monte Carlo with trials, or exact); None otherwise."""
+        if cell in self.exact:
+            return exact_row(self.exact[cell])
+        t = self.tallies.get(cell)
+        return tally_row(t) if t is not None and t.trials else None
+
+    def answered(self, cell: WholeCell) -> bool:
+        return cell in self.exact or cell in self.tallies
 
     # ------------------------------------------------------------- scores
     def score(self, unit: str, k: int, opponent: str, opponent_copies: float, role: str) -> tuple[float, float]:
@@ -127,12 +147,11 @@ class CellBank:
         s = v = 0.0
         for ko, w in copy_mixture(opponent_copies):
             cell = (WholeCell(unit, k, opponent, ko) if role == "attacker" else WholeCell(opponent, ko, unit, k))
-            t = self.tallies.get(cell)
-            if t is None or not t.trials:
+            row = self.row(cell)
+            if row is None:
                 return math.nan, math.nan
-            n = t.trials
-            won = int(t.wins[1] if role == "attacker" else t.wins[2])
-            si, vi = score_and_var(won / n, int(t.wins[0]) / n, n)
+            n = math.inf if row["method"] == "exact" else row["trials"]  # exact: no Monte Carlo variance
+            si, vi = score_and_var(row["p_attacker" if role == "attacker" else "p_defender"], row["p_draw"], n)
             s += w * si
             v += w * w * vi
         return s, v
@@ -159,11 +178,13 @@ class Cell:
     """A matrix cell: its numbers (a :func:`~analysis.stats.estimates.tally_row` row plus ``fights``), and the
     whole-copy fight shown in detail (the heaviest one of a mixture), its matchup, copies and stream."""
 
-    numbers: dict[str, float]
-    tally: Tally
+    numbers: dict[str, Any]
+    tally: Tally | None
     matchup: Any
     copies: tuple[int, int]
     stream: tuple[int, ...]
+    #: The shown fight's exact outcome, when it was answered exactly (then ``tally`` is None).
+    exact: Any = None
 
 
 def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], progress: Any = None
@@ -184,13 +205,14 @@ def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], p
         if refused:
             notes[(a, d)] = refused[0]
             continue
-        rows = [tally_row(bank.tallies[c]) for c, _ in parts]
+        rows = [bank.row(c) or tally_row(bank.tallies[c]) for c, _ in parts]
         numbers = mix_rows(rows, [w for _, w in parts])
         numbers["fights"], numbers["trials"] = numbers["trials"], numbers.pop("effective_trials")
         main = max(parts, key=lambda cw: (cw[1], -cw[0].attacker_copies, -cw[0].defender_copies))[0]
-        cells[(a, d)] = Cell(numbers, bank.tallies[main], bank.matchups[main],
+        cells[(a, d)] = Cell(numbers, bank.tallies.get(main), bank.matchups[main],
                              (main.attacker_copies, main.defender_copies),
-                             whole_stream(a, main.attacker_copies, d, main.defender_copies, bank.stream_names))
+                             whole_stream(a, main.attacker_copies, d, main.defender_copies, bank.stream_names),
+                             bank.exact.get(main))
     return cells, notes
 
 

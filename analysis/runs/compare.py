@@ -37,6 +37,8 @@ from sim.tally import Tally
 from .fielding import budget_in_force, check_fielding, check_run_arguments
 from .jobs import CellJob, JobResult, run_jobs
 from .matrix import cell_stream, check_run_settings, resolve_roster
+from .methods import exact_side, grouped_methods
+from .settings import check_method
 
 __all__ = ["compare", "paired_difference", "batch_trials_for", "resolve_variant", "welch_df", "COMPARE_COLUMNS",
            "MIN_BATCHES"]
@@ -50,7 +52,7 @@ COMPARE_COLUMNS = [
     "opponent", "role", "trials", "batches",
     "p_win_base", "p_win_variant", "diff", "diff_se", "diff_lo", "diff_hi", "diff_se_independent",
     "p_loss_base", "p_loss_variant", "loss_diff", "loss_diff_se",
-    "damage_dealt_base", "damage_dealt_variant", "damage_taken_base", "damage_taken_variant", "note",
+    "damage_dealt_base", "damage_dealt_variant", "damage_taken_base", "damage_taken_variant", "note", "method",
 ]
 
 
@@ -159,6 +161,7 @@ def compare(
     store: Any = None,
     rules_defaults: bool = False,
     fielding: str | None = None,
+    method: str = "auto",
 ) -> pd.DataFrame:
     """Measure how a change to a unit moves its results, on common random numbers.
 
@@ -191,6 +194,12 @@ def compare(
         Precision of the fights behind the fair prices (as a matrix cell; as in :func:`analysis.runs.sweep.sweep`).
     executor, store : optional
         As in :func:`analysis.runs.matrix.matchup_matrix`.
+    method : {"auto", "exact", "mc"}
+        ``"exact"`` answers each opponent's base and variant cells from their
+        Markov chains (the difference is then exact: ``diff_se`` 0, ``method``
+        ``"exact"``); ``"auto"`` (default) does so where both cells have a chain
+        cheaper than their fights (:mod:`analysis.runs.methods`); ``"mc"`` always
+        fights. The fair prices (``fair=True``) follow the same setting.
 
     Returns
     -------
@@ -207,6 +216,7 @@ def compare(
     check_run_arguments(states=states, overrides=overrides, options=options, progress=progress,
                         from_text=from_text, store=store)
     ros = resolve_roster(rs, roster)
+    method = check_method(method)
     run = check_run_settings(rs, rounds, max_rounds, trials, states=states, rules_defaults=rules_defaults)
     rounds, max_rounds, states = run.rounds, run.max_rounds, run.states
     roles = check_names(roles, "roles")
@@ -240,6 +250,9 @@ def compare(
                 s = stream if (paired or which == "base") else stream + (1,)
                 jobs.append(CellJob((o, role, which), plan, s, int(trials), None, True, batch, identity=matchup))
     jobs = [j for j in jobs if j.key[:2] not in notes]
+    # base and variant against one opponent in one role are exact together or Monte Carlo together
+    jobs = grouped_methods(rs, jobs, lambda j: j.key[:2], lambda j: f"{j.key[2]} v {j.key[0]} ({j.key[1]})",
+                           rounds=rounds, max_rounds=int(max_rounds), method=method)
     if not jobs:
         raise InputError(f"compare: {base_unit.name} can fight none of the opponents ({next(iter(notes.values()))})")
     done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
@@ -253,7 +266,7 @@ def compare(
                 continue
             rows.append(_row(o, role, done[(o, role, "base")], done[(o, role, "variant")]))
     frame = pd.DataFrame(rows).reindex(columns=COMPARE_COLUMNS)
-    ok = frame[frame["trials"] > 0]
+    ok = frame[(frame["trials"] > 0) | (frame["method"] == "exact")]
     for role in roles + (["both"] if len(roles) > 1 else []):
         part = ok if role == "both" else ok[ok["role"] == role]
         rows.append(_overall(part, role))
@@ -270,13 +283,29 @@ def compare(
 
         context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
                              dict(options or {}), fair_half_width, int(fair_trials), workers, from_text, in_force,
-                             executor, store, check_fielding(fielding))
+                             executor, store, check_fielding(fielding), method)
         table, _ = price_variants(context, base_unit, [base_unit, variant_unit], ["base", "variant"], opps)
         frame.attrs["fair"] = table
     return frame
 
 
+def _exact_row(opponent: str, role: str, base: JobResult, variant: JobResult) -> dict[str, Any]:
+    """Both cells exact: the differences themselves, with no error (nothing sampled, no batches)."""
+    wb, lb, _, dealt_b, taken_b = exact_side(base.exact, role)
+    wv, lv, _, dealt_v, taken_v = exact_side(variant.exact, role)
+    return {
+        "opponent": opponent, "role": role, "trials": 0, "batches": 0, "method": "exact",
+        "p_win_base": wb, "p_win_variant": wv, "diff": wv - wb, "diff_se": 0.0, "diff_lo": wv - wb,
+        "diff_hi": wv - wb, "diff_se_independent": 0.0,
+        "p_loss_base": lb, "p_loss_variant": lv, "loss_diff": lv - lb, "loss_diff_se": 0.0,
+        "damage_dealt_base": dealt_b, "damage_dealt_variant": dealt_v,
+        "damage_taken_base": taken_b, "damage_taken_variant": taken_v, "note": "",
+    }
+
+
 def _row(opponent: str, role: str, base: JobResult, variant: JobResult) -> dict[str, Any]:
+    if base.exact is not None and variant.exact is not None:
+        return _exact_row(opponent, role, base, variant)
     assert base.blocks is not None and variant.blocks is not None
     sizes = [b.trials for b in base.blocks]
     bw = [_side_numbers(b, role)[0] for b in base.blocks]
@@ -295,7 +324,7 @@ def _row(opponent: str, role: str, base: JobResult, variant: JobResult) -> dict[
         "diff_se_independent": math.sqrt((pb * (1 - pb) + pv * (1 - pv)) / n),
         "p_loss_base": lb / n, "p_loss_variant": lv / n, "loss_diff": loss_diff, "loss_diff_se": loss_se,
         "damage_dealt_base": dealt_b, "damage_dealt_variant": dealt_v,
-        "damage_taken_base": taken_b, "damage_taken_variant": taken_v, "note": "",
+        "damage_taken_base": taken_b, "damage_taken_variant": taken_v, "note": "", "method": "mc",
     }
 
 
@@ -319,5 +348,5 @@ def _overall(part: pd.DataFrame, role: str) -> dict[str, Any]:
         "loss_diff": mean("loss_diff"), "loss_diff_se": rss("loss_diff_se"),
         "damage_dealt_base": mean("damage_dealt_base"), "damage_dealt_variant": mean("damage_dealt_variant"),
         "damage_taken_base": mean("damage_taken_base"), "damage_taken_variant": mean("damage_taken_variant"),
-        "note": "",
+        "note": "", "method": "exact" if (part["method"] == "exact").all() else "mc",
     }

@@ -19,7 +19,7 @@ from sim.rng import stable_key
 from sim.ruleset import SIDES
 
 from ..stats.copy_curves import CopyCurve, next_copies, score_and_var
-from .jobs import CellJob, run_jobs
+from .jobs import result_row, run_jobs
 from .matrix import cell_stream
 
 __all__ = ["extend_curves", "MAX_SEARCH_ROUNDS"]
@@ -65,7 +65,7 @@ def extend_curves(curves: dict[str, CopyCurve], context: Any, matrix_copies: dic
                     except MatchupError:
                         continue
                     stream = cell_stream(*names) + (_COPIES_TAG, k)
-                    jobs.append(CellJob((key, o, role), plan, stream, context.max_trials, context.half_width))
+                    jobs.append(context.job((key, o, role), plan, stream, f"{names[0]} v {names[1]} at {k} copies"))
         if not jobs:
             break
         done = run_jobs(rs, context.root, jobs, rounds=context.rounds, max_rounds=context.max_rounds,
@@ -80,10 +80,10 @@ def extend_curves(curves: dict[str, CopyCurve], context: Any, matrix_copies: dic
                     res = done.get((key, o, role))
                     if res is None:
                         continue
-                    t = res.tally
-                    n = t.trials
-                    won = int(t.wins[1] if role == "attacker" else t.wins[2])
-                    parts.append(score_and_var(won / n, int(t.wins[0]) / n, n))
+                    row = result_row(res)
+                    n = math.inf if row["method"] == "exact" else row["trials"]  # exact: no Monte Carlo variance
+                    parts.append(score_and_var(row["p_attacker" if role == "attacker" else "p_defender"],
+                                               row["p_draw"], n))
                 if parts:
                     row_s.append(sum(p[0] for p in parts) / len(parts))
                     row_v.append(sum(p[1] for p in parts) / len(parts) ** 2)

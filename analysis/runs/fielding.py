@@ -206,6 +206,8 @@ class RunContext:
         Finished cells kept across runs (further cells are stored and reused too).
     fielding : {"expected", "whole"}
         How the budget fields copies.
+    method : {"auto", "exact", "mc"}
+        How each cell is answered (:func:`analysis.runs.jobs.pick_method`).
     """
 
     ruleset: str
@@ -224,10 +226,19 @@ class RunContext:
     executor: Any = field(default=None, repr=False, compare=False)
     store: Any = field(default=None, repr=False, compare=False)
     fielding: str = "expected"
+    method: str = "auto"
 
     @property
     def rs(self) -> Ruleset:
         return get_ruleset(self.ruleset)
+
+    def job(self, key: Any, plan: Any, stream: tuple[int, ...], label: str, **kw: Any) -> Any:
+        """The :class:`~analysis.runs.jobs.CellJob` of one cell at this context's precision and method."""
+        from .jobs import CellJob, pick_method
+
+        method = pick_method(self.rs, plan, self.rounds, self.max_rounds, half_width=self.half_width,
+                             max_trials=self.max_trials, method=self.method, label=label)
+        return CellJob(key, plan, stream, self.max_trials, self.half_width, method=method, **kw)
 
     def build(self, attacker: Any, defender: Any, copies: Mapping[str, int] | None = None) -> tuple[Any, Any]:
         """``sim.build_matchup`` with this context's settings; ``copies`` overrides the budget's."""

@@ -34,7 +34,7 @@ from sim.tally import Tally
 from ..stats.estimates import wilson_half_width
 
 __all__ = ["CellJob", "JobResult", "Steps", "job_steps", "run_jobs", "ProgressCallback", "outcome_half_width",
-           "short_of_target", "stored_result_fits", "shortfall", "merge_shortfalls"]
+           "short_of_target", "stored_result_fits", "shortfall", "merge_shortfalls", "pick_method", "result_row"]
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -64,6 +64,10 @@ class CellJob:
         What the job simulates beyond its plan, for the results store
         (:mod:`analysis.runs.store`), e.g. the :class:`~sim.ruleset.Matchup`; the
         runner never reads it. ``None`` keeps the job out of the store.
+    method : {"mc", "exact"}
+        How the job is answered (:func:`pick_method` chooses): ``"exact"`` jobs are
+        propagated in this process (:func:`sim.exact.exact_outcome`), never sampled,
+        stopped, stored, costed or sent to workers.
     """
 
     key: Any
@@ -74,17 +78,52 @@ class CellJob:
     keep_blocks: bool = False
     batch_trials: int = BLOCK_TRIALS
     identity: Any = None
+    method: str = "mc"
 
 
 @dataclass
 class JobResult:
-    """The merged tally of a job, and its per-step tallies when asked for."""
+    """The merged tally of a job, and its per-step tallies when asked for; or its exact outcome."""
 
     key: Any
-    tally: Tally
+    tally: Tally | None
     blocks: list[Tally] | None = None
     #: Taken from the results store instead of simulated.
     from_store: bool = False
+    #: The exact outcome distribution of an exact job (then ``tally`` is None).
+    exact: Any = None
+
+    @property
+    def method(self) -> str:
+        return "exact" if self.exact is not None else "mc"
+
+
+def result_row(res: JobResult) -> dict[str, Any]:
+    """The long-frame row of a job's result (:func:`~analysis.stats.estimates.tally_row` or ``exact_row``)."""
+    from ..stats.estimates import exact_row, tally_row
+
+    return exact_row(res.exact) if res.exact is not None else tally_row(res.tally)
+
+
+def pick_method(rs: Ruleset, plan: Any, rounds: Rounds, max_rounds: int, *, half_width: float | None,
+                max_trials: int, method: str, label: str) -> str:
+    """``"exact"`` or ``"mc"`` for one cell (:func:`sim.exact.choose_method` at the cell's precision).
+
+    A cell with a ``half_width`` would make at most ``max_trials`` fights, as many
+    as that half-width needs at p = 1/2; a fixed-trial cell makes ``max_trials``.
+    ``method="exact"`` where the cell has no exact chain raises one line naming the
+    cell (``label``) and why.
+    """
+    from sim.errors import MatchupError
+    from sim.exact import choose_method
+
+    try:
+        if half_width is None:
+            return choose_method(rs, plan, rounds, max_rounds, trials=max_trials, method=method)
+        return choose_method(rs, plan, rounds, max_rounds, half_width=half_width, max_trials=max_trials,
+                             method=method)
+    except MatchupError as e:
+        raise MatchupError(f"--method exact: {label}: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -190,7 +229,7 @@ def short_of_target(tallies: Iterable[tuple[Any, Tally]], half_width: float | No
         return []
     short = []
     for key, t in tallies:
-        if t.trials:
+        if t is not None and t.trials:
             hw = outcome_half_width(t)
             if hw > half_width * (1 + 1e-9):
                 short.append((key, hw))
@@ -202,8 +241,9 @@ def shortfall(cells: Iterable[tuple[str, Tally]], half_width: float | None) -> d
 
     Parameters
     ----------
-    cells : iterable of (label, Tally)
-        Every fought cell (``"A vs B"`` labels); cells without trials are skipped.
+    cells : iterable of (label, Tally or None)
+        Every fought cell (``"A vs B"`` labels); cells without trials, and exact
+        cells (``None``: nothing sampled, no half-width to fall short of), are skipped.
     half_width : float or None
 
     Returns
@@ -213,7 +253,7 @@ def shortfall(cells: Iterable[tuple[str, Tally]], half_width: float | None) -> d
         widest win, loss or draw half-width of any cell; None without cells) and
         ``short_of_half_width``: each short cell's label, half-width and trials, widest first.
     """
-    cells = [(label, t) for label, t in cells if t.trials]
+    cells = [(label, t) for label, t in cells if t is not None and t.trials]  # exact cells (no tally) have no noise
     short = short_of_target(cells, half_width)
     trials = dict(cells)
     widest = max((outcome_half_width(t) for _, t in cells), default=None)
@@ -303,6 +343,7 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     dict
         Job key to :class:`JobResult`, in job order.
     """
+    from sim.exact import exact_outcome
     from sim.executor import check_executor, executor_slots
 
     from .cost import announce_cost
@@ -311,10 +352,15 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     jobs = list(jobs)
     out: dict[Any, JobResult] = {}
     keys: dict[int, str | None] = {}
-    todo = jobs
+    for job in jobs:  # exact: the chain propagated here, in job order (deterministic, cheaper than a task)
+        if job.method == "exact":
+            out[job.key] = JobResult(job.key, None, exact=exact_outcome(ruleset, job.plan, rounds, max_rounds))
+    todo = [job for job in jobs if job.method != "exact"]
     if store is not None:
         todo = []
         for i, job in enumerate(jobs):
+            if job.method == "exact":
+                continue
             keys[i] = store.key(ruleset, root, rounds, max_rounds, job)
             hit = store.get(keys[i]) if keys[i] else None
             if hit is not None and not stored_result_fits(job, ruleset, *hit):

@@ -44,12 +44,12 @@ from sim.roster import Roster
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
-from ..stats.estimates import tally_row
+from ..stats.estimates import row_trials
 from .cells import Cell, CellBank, mixed_cells
 from .fielding import (RunContext, budget_in_force, check_fielding, check_run_arguments, fielded_copies, profile_key,
                        unfieldable)
-from .jobs import CellJob, JobResult, ProgressCallback, run_jobs
-from .settings import RunSettings, run_settings
+from .jobs import CellJob, JobResult, ProgressCallback, result_row, run_jobs
+from .settings import RunSettings, check_method, run_settings
 from .streams import cell_stream
 
 __all__ = [
@@ -73,7 +73,7 @@ LONG_COLUMNS = [
     "p_draw", "p_draw_lo", "p_draw_hi", "p_draw_se",
     "damage_to_attacker", "damage_to_attacker_se", "damage_to_defender", "damage_to_defender_se",
     "mean_rounds", "mean_rounds_se", "capped", "points_attacker", "points_defender",
-    "attacker_copies", "defender_copies", "attacker_fielded", "defender_fielded", "note", "fights",
+    "attacker_copies", "defender_copies", "attacker_fielded", "defender_fielded", "note", "fights", "method",
 ]
 
 
@@ -194,8 +194,8 @@ class MatchupMatrix:
                 p_draw = (a.p_draw + d.p_draw) / 2
                 win_se = math.sqrt(a.p_attacker_se ** 2 + d.p_defender_se ** 2) / 2
                 # per-cell variance of the (win - loss) indicator, combined over the two cells
-                var_a = _payoff_var(a.p_attacker, a.p_defender, a.trials)
-                var_d = _payoff_var(d.p_defender, d.p_attacker, d.trials)
+                var_a = _payoff_var(a.p_attacker, a.p_defender, row_trials(a))  # exact: inf fights, variance 0
+                var_d = _payoff_var(d.p_defender, d.p_attacker, row_trials(d))
                 rows.append({"unit": u, "opponent": o, "p_win": p_win, "p_loss": p_loss, "p_draw": p_draw,
                              "p_win_se": win_se, "payoff": p_win - p_loss,
                              "payoff_se": math.sqrt(var_a + var_d) / 2})
@@ -267,6 +267,7 @@ def matchup_matrix(
     store: Any = None,
     rules_defaults: bool = False,
     fielding: str | None = None,
+    method: str = "auto",
 ) -> MatchupMatrix:
     """Run every unit as attacker against every unit as defender (mirror matches included).
 
@@ -314,6 +315,14 @@ def matchup_matrix(
         Reuse finished cells from it and save new ones as they finish.
     rules_defaults : bool
         Fight under the rules' own defaults instead of the ruleset's balance settings.
+    method : {"auto", "exact", "mc"}
+        How each cell is answered: ``"exact"`` propagates the matchup's Markov chain
+        (no sampling: ``method`` is ``"exact"`` in the long frame, ``trials`` and
+        ``fights`` are 0, standard errors 0, intervals of zero width); ``"mc"``
+        samples; ``"auto"`` (default) is exact where the ruleset has a chain for the
+        cell and it costs less than the cell's Monte Carlo run at ``half_width``
+        (:func:`sim.exact.choose_method`). ``"exact"`` where a cell has no chain
+        raises a one-line ``MatchupError`` naming the cell and why.
 
     Returns
     -------
@@ -327,6 +336,7 @@ def matchup_matrix(
     (2, 2)
     """
     rs = get_ruleset(ruleset)
+    method = check_method(method)
     check_run_arguments(states=states, overrides=overrides, options=options, progress=progress, from_text=from_text,
                         store=store)
     ros = resolve_roster(rs, roster)
@@ -362,7 +372,7 @@ def matchup_matrix(
     root = root_sequence(seed)
     context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
                          dict(options or {}), half_width, int(max_trials), workers, from_text, in_force,
-                         executor, store)
+                         executor, store, method=method)
     if fielding == "expected" and in_force is not None:
         bank = CellBank(context)
         cells, notes = mixed_cells(bank, names, copies, progress)
@@ -387,6 +397,7 @@ def matchup_matrix(
         "overrides": {k: dict(v) for k, v in (overrides or {}).items()},
         "options": dict(some.matchup.options) if some is not None else {},
         "balance_settings": run.describe(),
+        "method": method,
     }
     seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
     stream_text += ", sub-block tag, sub-block)" if half_width is not None else ")"
@@ -411,7 +422,7 @@ def matchup_matrix(
                              "budget": in_force, "copies": {"attacker": cell.copies[0], "defender": cell.copies[1]},
                              "fielded": fielded}
             results[(a, d)] = FightResult(rs, a, d, cell.tally, cell_settings, {**prov, "stream": list(cell.stream)},
-                                          seed_out)
+                                          seed_out, cell.exact)
     long = pd.DataFrame(rows).reindex(columns=LONG_COLUMNS)
     for c in ("trials", "fights"):
         long[c] = long[c].astype(np.int64)
@@ -447,13 +458,14 @@ def _fixed_cells(context: RunContext, names: list[str], progress: ProgressCallba
         for d in names:
             if (a, d) not in plans and (a, d) not in notes:
                 build(a, d)
-    jobs = [CellJob((a, d), plan, cell_stream(a, d), context.max_trials, context.half_width, identity=matchup)
+    jobs = [context.job((a, d), plan, cell_stream(a, d), f"{a} v {d}", identity=matchup)
             for (a, d), (matchup, plan) in plans.items()]
     done = run_jobs(rs, context.root, jobs, rounds=context.rounds, max_rounds=context.max_rounds,
                     workers=context.workers, progress=progress, executor=context.executor, store=context.store)
     cells = {}
     for (a, d), (matchup, _) in plans.items():
-        tally = done[(a, d)].tally
-        cells[(a, d)] = Cell({**tally_row(tally), "fights": tally.trials}, tally, matchup,
-                             (matchup.copies["attacker"], matchup.copies["defender"]), cell_stream(a, d))
+        res = done[(a, d)]
+        row = result_row(res)
+        cells[(a, d)] = Cell({**row, "fights": row["trials"]}, res.tally, matchup,
+                             (matchup.copies["attacker"], matchup.copies["defender"]), cell_stream(a, d), res.exact)
     return cells, notes, sum(r.from_store for r in done.values())

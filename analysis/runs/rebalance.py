@@ -258,6 +258,7 @@ def rebalance(
     rules_defaults: bool = False,
     max_iterations: int = 8,
     progress: Callable[[str], None] | None = None,
+    method: str = "auto",
 ) -> RebalanceResult:
     """Propose one points table that balances the roster, and fight it again to prove it.
 
@@ -284,6 +285,9 @@ def rebalance(
         Solver steps at most.
     progress : callable, optional
         ``progress(line)`` after each step.
+    method : {"auto", "exact", "mc"}
+        How each whole-copy cell is answered, as in :func:`~analysis.runs.matrix.matchup_matrix`
+        (the search, its matrices and the verification alike).
 
     Returns
     -------
@@ -296,7 +300,7 @@ def rebalance(
     log = progress or (lambda line: None)
     run = dict(half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
                overrides=overrides, options=options, workers=workers, from_text=from_text, executor=executor,
-               store=store, rules_defaults=rules_defaults, budget=in_force, fielding="expected")
+               store=store, rules_defaults=rules_defaults, budget=in_force, fielding="expected", method=method)
     before = matchup_matrix(rs, ros, seed=int(seed), **run)
     if before.excluded:
         u, why = next(iter(before.excluded.items()))

@@ -20,7 +20,16 @@ from sim.errors import InputError, Where
 from sim.limits import check_max_rounds
 from sim.ruleset import SIDES, Rounds, Ruleset, parse_rounds
 
-__all__ = ["RunSettings", "run_settings"]
+__all__ = ["RunSettings", "run_settings", "check_method"]
+
+
+def check_method(method: Any) -> str:
+    """``method`` if it is one of ``"auto"``, ``"exact"``, ``"mc"`` (:data:`sim.exact.METHODS`); else one line."""
+    from sim.exact import METHODS
+
+    if not isinstance(method, str) or method not in METHODS:
+        raise InputError(f"method: got {method!r:.40}, expected one of {', '.join(METHODS)}")
+    return method
 
 
 @dataclass(frozen=True)

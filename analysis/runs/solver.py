@@ -113,6 +113,7 @@ def balance_pair(
     budget: Any = None,
     executor: Any = None,
     rules_defaults: bool = False,
+    method: str = "auto",
 ) -> BalanceSolution:
     """Find the value of ``field`` of ``unit`` that brings its matchup with ``opponent`` closest to 50%.
 
@@ -132,7 +133,7 @@ def balance_pair(
         The unit's role; ``both`` averages the two roles.
     trials : int
         Fights per candidate and role.
-    roster, seed, rounds, max_rounds, states, overrides, options, workers, budget, executor, rules_defaults
+    roster, seed, rounds, max_rounds, states, overrides, options, workers, budget, executor, rules_defaults, method
         As in :func:`analysis.runs.matrix.matchup_matrix`.
 
     Returns
@@ -146,7 +147,7 @@ def balance_pair(
     sides = list(SIDES) if side == "both" else [side]
     common = dict(roster=ros, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
                   overrides=overrides, options=options, workers=workers, budget=budget, fair=False,
-                  executor=executor, rules_defaults=rules_defaults)
+                  executor=executor, rules_defaults=rules_defaults, method=method)
     if not isinstance(field, str):
         raise InputError(f"field: got {type(field).__name__}, expected the name of a numeric unit field or 'points'")
     if field == "points":
@@ -174,7 +175,7 @@ def balance_pair(
     scores, variances = np.zeros(len(values)), np.zeros(len(values))
     for s in sides:
         f = sweep(rs, unit, field, values, [opponent], side=s, **common)
-        if (f["trials"] == 0).any():
+        if ((f["trials"] == 0) & (f["method"] != "exact")).any():  # an exact value sampled nothing, yet fought
             raise InputError(f"balance: {unit} cannot fight {opponent} as {s}: {f['note'].iloc[0]}")
         scores += f["score"].to_numpy() / len(sides)
         variances += (f["score_se"].to_numpy() / len(sides)) ** 2
@@ -210,7 +211,8 @@ def _solve_points(rs: Ruleset, ros: Roster, unit: str, opponent: str, common: di
     in_force = budget_in_force(rs, ros, common["budget"])
     context = RunContext(rs.id, ros, root_sequence(common["seed"]), run.rounds, run.max_rounds,
                          run.states, dict(common["overrides"] or {}), dict(common["options"] or {}),
-                         0.01, 32_768, common["workers"], False, in_force, common.get("executor"))
+                         0.01, 32_768, common["workers"], False, in_force, common.get("executor"),
+                         method=common.get("method", "auto"))
     table, _ = price_variants(context, base, [base], ["points"], [opponent], against=opponent)
     row = table.iloc[0]
     fair, lo, hi = float(row["fair_points"]), float(row["fair_lo"]), float(row["fair_hi"])

@@ -65,7 +65,7 @@ APPLICATION_ID = 0x6D6C6162
 _COLUMNS = ("key", "format", "label", "tally", "blocks", "mac")
 
 #: CellJob fields that name a job for its caller and never change its numbers.
-_NOT_IN_KEY = {"key"}
+_NOT_IN_KEY = {"key", "method"}  # only Monte Carlo jobs are stored (exact ones are recomputed: no noise, cheap)
 
 
 # ------------------------------------------------------------------ keys

@@ -49,6 +49,8 @@ from .compare import batch_trials_for, paired_difference, welch_df
 from .fielding import RunContext, budget_in_force, check_fielding, check_run_arguments
 from .jobs import CellJob, JobResult, run_jobs
 from .matrix import cell_stream, check_run_settings, resolve_roster
+from .methods import exact_side, grouped_methods
+from .settings import check_method
 
 __all__ = ["sweep", "marginal_value", "parse_range", "SWEEP_COLUMNS", "FAIR_POINTS_MODEL", "welch_df"]
 
@@ -57,7 +59,7 @@ SWEEP_COLUMNS = [
     "p_win", "p_win_lo", "p_win_hi", "p_win_se", "p_loss", "p_loss_lo", "p_loss_hi", "p_draw",
     "score", "score_se", "p_win_step", "p_win_step_se", "p_win_change", "p_win_change_se",
     "damage_dealt", "damage_dealt_se", "damage_taken", "damage_taken_se",
-    "points_opponent", "fair_points", "fair_lo", "fair_hi", "copies", "p_win_change_df", "note",
+    "points_opponent", "fair_points", "fair_lo", "fair_hi", "copies", "p_win_change_df", "note", "method",
 ]
 
 
@@ -131,6 +133,7 @@ def sweep(
     store: Any = None,
     rules_defaults: bool = False,
     fielding: str | None = None,
+    method: str = "auto",
 ) -> pd.DataFrame:
     """Win probability and damage of ``unit`` as one of its fields varies.
 
@@ -162,6 +165,12 @@ def sweep(
     executor, store : optional
         As in :func:`analysis.runs.matrix.matchup_matrix`; ``frame.attrs["resumed_cells"]``
         counts the runs taken from the store.
+    method : {"auto", "exact", "mc"}
+        ``"exact"`` answers every value against an opponent from its Markov chain
+        (probabilities, changes and slopes with no error; ``method`` ``"exact"``);
+        ``"auto"`` (default) does so for an opponent where every value's chain is
+        cheaper than its fights (:mod:`analysis.runs.methods`); ``"mc"`` always
+        fights. The fair prices follow the same setting.
 
     Returns
     -------
@@ -180,6 +189,7 @@ def sweep(
     check_run_arguments(states=states, overrides=overrides, options=options, progress=progress,
                         from_text=from_text, store=store)
     ros = resolve_roster(rs, roster)
+    method = check_method(method)
     run = check_run_settings(rs, rounds, max_rounds, trials, states=states, rules_defaults=rules_defaults)
     rounds, max_rounds, states = run.rounds, run.max_rounds, run.states
     overrides = check_side_mappings(overrides, "overrides")
@@ -248,6 +258,10 @@ def sweep(
             opp_points[o] = float(p) if p is not None else float("nan")
             copies_used[(o, i)] = matchup.copies[side]
             jobs.append(CellJob((o, i), plan, stream, int(trials), None, True, batch, identity=matchup))
+    # the values against one opponent are read against each other: exact together or Monte Carlo together
+    jobs = grouped_methods(rs, jobs, lambda j: j.key[0], lambda j: f"{base.name} ({field} = {values[j.key[1]]!r}) "
+                           f"{'v' if side == 'attacker' else 'defending against'} {j.key[0]}",
+                           rounds=rounds, max_rounds=int(max_rounds), method=method)
     if not jobs:
         raise InputError(f"sweep: {base.name} can fight none of the opponents ({next(iter(notes.values()))})")
     done = run_jobs(rs, root, jobs, rounds=rounds, max_rounds=int(max_rounds), workers=workers, progress=progress,
@@ -279,7 +293,7 @@ def sweep(
 
         context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
                              dict(options or {}), fair_half_width, int(fair_trials), workers, from_text, in_force,
-                             executor, store, check_fielding(fielding))
+                             executor, store, check_fielding(fielding), method)
         table, reps = price_variants(context, base, variants, values, opps)
         by_value = {v: r for v, r in zip(table["value"], table.to_dict("records"))}
         frame["fair_points"] = frame["value"].map(lambda v: by_value[v]["fair_points"])
@@ -289,8 +303,31 @@ def sweep(
     return frame
 
 
+def _exact_row(field: str, value: Any, opponent: str, side: str, res: JobResult, prev: JobResult | None,
+               first: JobResult, points_opp: float) -> dict[str, Any]:
+    """An opponent answered exactly: every number is the chain's, every change exact (errors 0)."""
+    p_win, p_loss, p_draw, dealt, taken = exact_side(res.exact, side)
+
+    def change(other: JobResult | None) -> float:
+        return float("nan") if other is None else p_win - exact_side(other.exact, side)[0]
+
+    return {
+        "field": field, "value": value, "opponent": opponent, "side": side, "trials": 0, "method": "exact",
+        "p_win": p_win, "p_win_lo": p_win, "p_win_hi": p_win, "p_win_se": 0.0,
+        "p_loss": p_loss, "p_loss_lo": p_loss, "p_loss_hi": p_loss, "p_draw": p_draw,
+        "score": p_win + p_draw / 2, "score_se": 0.0,
+        "p_win_step": change(prev), "p_win_step_se": 0.0 if prev is not None else float("nan"),
+        "p_win_change": change(first), "p_win_change_se": 0.0,
+        "damage_dealt": dealt, "damage_dealt_se": 0.0, "damage_taken": taken, "damage_taken_se": 0.0,
+        "points_opponent": points_opp, "fair_points": float("nan"), "note": "",
+        "p_win_change_df": math.inf,  # no sampling: the normal quantile, times an error of 0
+    }
+
+
 def _row(field: str, value: Any, opponent: str, side: str, res: JobResult, prev: JobResult | None,
          first: JobResult, points_opp: float) -> dict[str, Any]:
+    if res.exact is not None:
+        return _exact_row(field, value, opponent, side, res, prev, first, points_opp)
     t = res.tally
     n = t.trials
     wins, losses, draws = _role_numbers(t, side)
@@ -324,7 +361,7 @@ def _row(field: str, value: Any, opponent: str, side: str, res: JobResult, prev:
         "p_win_step": step, "p_win_step_se": step_se, "p_win_change": chg, "p_win_change_se": chg_se,
         "damage_dealt": dealt_m, "damage_dealt_se": dealt_se, "damage_taken": taken_m, "damage_taken_se": taken_se,
         "points_opponent": points_opp, "fair_points": float("nan"), "note": "",
-        "p_win_change_df": len(res.blocks or []) - 1,
+        "p_win_change_df": len(res.blocks or []) - 1, "method": "mc",
     }
 
 
@@ -359,7 +396,7 @@ def marginal_value(frame: pd.DataFrame) -> pd.DataFrame:
                         ("opponent", "value", "trials", "p_win_change", "p_win_change_se"),
                         ("value", "trials", "p_win_change", "p_win_change_se", "p_win_change_df"))
     rows = []
-    ok = frame[frame["trials"] > 0]
+    ok = frame[(frame["trials"] > 0) | ((frame["method"] == "exact") if "method" in frame else False)]
     for opp, part in ok.groupby("opponent", sort=False):
         part = part.sort_values("value")
         if len(part) < 2:

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .estimates import fought_rows, sample_sizes
+
 __all__ = ["CopyCurve", "curves_from_matrix", "crossing", "next_copies", "score_and_var", "curves_frame"]
 
 
@@ -122,10 +124,10 @@ def curves_from_matrix(matrix: Any) -> dict[str, CopyCurve]:
     averaged, variances combined).
     """
     long = matrix.long
-    fought = long[long["trials"] > 0]
+    fought = fought_rows(long)
     cells = {(a, d): (pa, pd_, pdr, n) for a, d, pa, pd_, pdr, n in
              zip(fought["attacker"], fought["defender"], fought["p_attacker"], fought["p_defender"],
-                 fought["p_draw"], fought["trials"])}
+                 fought["p_draw"], sample_sizes(fought))}  # exact cells: n = inf, no Monte Carlo variance
     by_profile: dict[str, list[str]] = {}
     for u in matrix.units:
         by_profile.setdefault(matrix.profiles.get(u, u), []).append(u)

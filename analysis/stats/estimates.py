@@ -28,6 +28,11 @@ __all__ = [
     "result_frame",
     "tally_row",
     "mix_rows",
+    "exact_row",
+    "sample_sizes",
+    "fought_rows",
+    "is_exact",
+    "row_trials",
     "CSV_FLOAT_FORMAT",
     "ORDER_DECIMALS",
     "order_key",
@@ -120,10 +125,11 @@ def tally_row(tally: Tally) -> dict[str, float]:
     dict
         ``trials``, ``p_attacker``/``p_defender``/``p_draw`` with ``_se``, ``_lo``,
         ``_hi``; ``damage_to_attacker``/``damage_to_defender``/``mean_rounds``
-        with ``_se``; ``capped`` (share of fights stopped by ``max_rounds``).
+        with ``_se``; ``capped`` (share of fights stopped by ``max_rounds``);
+        ``method`` ``"mc"``.
     """
     n = tally.trials
-    row: dict[str, float] = {"trials": n}
+    row: dict[str, Any] = {"trials": n, "method": "mc"}
     for name, code in (("p_attacker", 1), ("p_defender", 2), ("p_draw", 0)):
         e = proportion(int(tally.wins[code]), n)
         row[name], row[f"{name}_se"], row[f"{name}_lo"], row[f"{name}_hi"] = e.value, e.se, e.lo, e.hi
@@ -135,7 +141,63 @@ def tally_row(tally: Tally) -> dict[str, float]:
     return row
 
 
-def mix_rows(rows: Sequence[Mapping[str, float]], weights: Sequence[float]) -> dict[str, float]:
+def exact_row(outcome: Any) -> dict[str, Any]:
+    """The row of :func:`tally_row` for an exact cell (a :class:`sim.exact.ExactOutcome`).
+
+    An exact cell sampled nothing: ``trials`` is 0 and ``method`` is ``"exact"``;
+    its probabilities and means are the chain's own, every standard error is 0 and
+    every interval has zero width (``lo == hi == value``). Consumers that weigh
+    cells by their trials read :func:`sample_sizes` instead, where an exact cell
+    counts as infinitely many fights (no Monte Carlo error), never as none.
+    """
+    from sim.exact import ExactOutcome
+
+    win = outcome.win
+    row: dict[str, Any] = {"trials": 0, "method": "exact"}
+    for name, code in (("p_attacker", 1), ("p_defender", 2), ("p_draw", 0)):
+        p = float(win[code])
+        row[name], row[f"{name}_se"], row[f"{name}_lo"], row[f"{name}_hi"] = p, 0.0, p, p
+    for name, dist in (("damage_to_attacker", outcome.damage_to_attacker),
+                       ("damage_to_defender", outcome.damage_to_defender), ("mean_rounds", outcome.rounds)):
+        row[name], row[f"{name}_se"] = ExactOutcome.mean(dist), 0.0
+    row["capped"] = float(outcome.capped)
+    return row
+
+
+def is_exact(frame: pd.DataFrame) -> np.ndarray:
+    """Per row of a long frame: an exact cell (``method == "exact"``; frames without the column have none)."""
+    if "method" not in frame:
+        return np.zeros(len(frame), bool)
+    return (frame["method"].astype(str) == "exact").to_numpy()
+
+
+def sample_sizes(frame: pd.DataFrame, default: float = np.nan) -> np.ndarray:
+    """The fights behind each row of a long frame, as floats: ``trials``, and ``inf`` for an exact cell.
+
+    Standard errors computed as ``variance / n`` are then 0 for an exact cell
+    (no Monte Carlo error) and its information is unbounded, not absent.
+    ``default`` is used when the frame has no ``trials`` column.
+    """
+    n = frame["trials"].to_numpy(float) if "trials" in frame else np.full(len(frame), float(default))
+    return np.where(is_exact(frame), np.inf, n)
+
+
+def row_trials(row: Any) -> float:
+    """The fights behind one long-frame row (a Series or a mapping): ``trials``, ``inf`` for an exact cell."""
+    get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
+    if str(get("method", "mc")) == "exact":
+        return math.inf
+    return float(get("trials", math.nan))
+
+
+def fought_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a long frame that were answered: Monte Carlo cells with trials, and exact cells."""
+    if "trials" not in frame:
+        return frame
+    return frame[(frame["trials"].fillna(0).to_numpy(float) > 0) | is_exact(frame)]
+
+
+def mix_rows(rows: Sequence[Mapping[str, Any]], weights: Sequence[float]) -> dict[str, Any]:
     """The row of a mixture of cells (expected fielding): each quantity the weighted sum of the cells'.
 
     A side fielding ``k + f`` copies on average fights ``k + 1`` copies with
@@ -149,26 +211,36 @@ def mix_rows(rows: Sequence[Mapping[str, float]], weights: Sequence[float]) -> d
     ``trials`` a single cell of this precision would have: what later standard
     errors must use).
 
+    Exact cells (``method == "exact"``, :func:`exact_row`) add no variance: a
+    mixture of exact cells only is exact (``method`` ``"exact"``, errors 0,
+    zero-width intervals, ``effective_trials`` 0 like its ``trials``); a mixture
+    with Monte Carlo parts is Monte Carlo, its ``n_eff`` summed over those parts.
+
     Parameters
     ----------
     rows : sequence of mapping
-        :func:`tally_row` rows of the whole-copy cells.
+        :func:`tally_row` or :func:`exact_row` rows of the whole-copy cells.
     weights : sequence of float
         Their weights (summing to 1).
     """
     w = [float(x) for x in weights]
-    n = [float(r["trials"]) for r in rows]
-    out: dict[str, float] = {"trials": int(sum(int(r["trials"]) for r in rows))}
+    exact = [r.get("method") == "exact" for r in rows]
+    n = [math.inf if e else float(r["trials"]) for r, e in zip(rows, exact)]
+    out: dict[str, Any] = {"trials": int(sum(int(r["trials"]) for r in rows))}
     if not rows or any(x <= 0 for x in n):
         nan = float("nan")
-        return {**out, "effective_trials": 0, **{k: nan for k in rows[0] if k != "trials"}} if rows else out
-    n_eff = 1.0 / sum(wi * wi / ni for wi, ni in zip(w, n))
-    out["effective_trials"] = int(round(n_eff))
+        return ({**out, "effective_trials": 0, "method": "mc",
+                 **{k: nan for k in rows[0] if k not in ("trials", "method")}} if rows else out)
+    all_exact = all(exact)
+    out["method"] = "exact" if all_exact else "mc"
+    inv = sum(wi * wi / ni for wi, ni in zip(w, n) if math.isfinite(ni))
+    n_eff = 1.0 / inv if inv > 0 else math.inf
+    out["effective_trials"] = 0 if all_exact else int(round(n_eff))
     for name in ("p_attacker", "p_defender", "p_draw"):
         p = sum(wi * r[name] for wi, r in zip(w, rows))
         out[name] = p
         out[f"{name}_se"] = math.sqrt(sum(wi * wi * r[f"{name}_se"] ** 2 for wi, r in zip(w, rows)))
-        out[f"{name}_lo"], out[f"{name}_hi"] = wilson_interval(p * n_eff, n_eff)
+        out[f"{name}_lo"], out[f"{name}_hi"] = (p, p) if all_exact else wilson_interval(p * n_eff, n_eff)
     for name in ("damage_to_attacker", "damage_to_defender", "mean_rounds"):
         out[name] = sum(wi * r[name] for wi, r in zip(w, rows))
         out[f"{name}_se"] = math.sqrt(sum(wi * wi * r[f"{name}_se"] ** 2 for wi, r in zip(w, rows)))
@@ -186,7 +258,8 @@ def result_frame(result: sim.FightResult) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``quantity, side, value, se, lo, hi, n``. Quantities: ``win``
+        Columns ``quantity, side, value, se, lo, hi, n`` (an exact result: ``se`` 0,
+        ``lo == hi == value``, ``n`` 0). Quantities: ``win``
         (sides attacker, defender, draw), ``damage_to`` (attacker, defender),
         ``rounds`` (side ``both``), ``capped``, ``category:<name>`` per side and
         ``extra:<name>`` (side ``both``). Proportions carry Wilson intervals,

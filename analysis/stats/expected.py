@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .estimates import row_trials
 from .fair_prices import FAIR_COLUMNS, _quantiles
 
 __all__ = ["ExpectedCurve", "linear_crossing", "price_curve", "EXPECTED_COLUMNS", "EXPECTED_MODEL",
@@ -273,7 +274,7 @@ def roster_scores(long: pd.DataFrame, units: Sequence[str], twins: dict[str, lis
             # score = win + draw / 2 of one cell: its variance from the cell's effective trials
             for c, win in ((a, a.p_attacker), (d, d.p_defender)):
                 s = win + c.p_draw / 2
-                var += max(win + c.p_draw / 4 - s * s, 0.0) / max(float(c.trials), 1.0) / 4
+                var += max(win + c.p_draw / 4 - s * s, 0.0) / max(row_trials(c), 1.0) / 4  # exact: 0
         score, se = total / k, math.sqrt(var) / k
         lo, hi = score - 1.96 * se, score + 1.96 * se
         rows.append({"unit": u, "score": score, "score_se": se, "score_lo": lo, "score_hi": hi,

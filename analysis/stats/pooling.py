@@ -22,6 +22,8 @@ import pandas as pd
 
 from sim.stats import wilson_interval
 
+from .estimates import is_exact
+
 __all__ = ["twin_classes", "collapse", "expand_units", "expand_pairs"]
 
 
@@ -59,6 +61,20 @@ def collapse(frame: pd.DataFrame, classes: dict[str, list[str]]) -> pd.DataFrame
         for d in classes:
             part = f[(f["_a"] == a) & (f["_d"] == d)]
             base = dict(first[(a, d)]) if (a, d) in first else {"attacker": a, "defender": d}
+            exact = is_exact(part)
+            if exact.any():  # twins fight alike: their exact cells hold the same numbers, pooled as they are
+                ex = part[exact]
+                base.update({"trials": 0, "method": "exact"})
+                for col in ("p_attacker", "p_defender", "p_draw"):
+                    p = float(ex[col].astype(float).mean())
+                    base.update({col: p, f"{col}_lo": p, f"{col}_hi": p, f"{col}_se": 0.0})
+                for col in _MEAN_COLS:
+                    if col in ex:
+                        base[col] = float(ex[col].astype(float).mean())
+                        if f"{col}_se" in ex:
+                            base[f"{col}_se"] = 0.0
+                rows.append(base)
+                continue
             n = part["trials"].to_numpy(float) if "trials" in part else np.ones(len(part))
             ok = n > 0
             total = float(n[ok].sum())

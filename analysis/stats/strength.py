@@ -17,6 +17,7 @@ from scipy import optimize, special, stats
 from sim.errors import InputError
 
 from .checks import check_choice, check_flag, check_frame
+from .estimates import fought_rows, is_exact, sample_sizes
 
 __all__ = ["Z", "ELO_PER_LOGIT", "long_frame", "side_averaged", "payoff_matrix", "mean_win_rate", "bradley_terry",
            "bt_misfit"]
@@ -41,9 +42,7 @@ def long_frame(matrix: Any) -> pd.DataFrame:
         raise InputError(f"matrix: its frame lacks the columns {', '.join(sorted(missing))}")
     # numbers (text such as "0.5" read as one), so that a cell of "x" is one line here, not a TypeError below
     frame = check_frame(frame, "matrix", "a matrix's long frame", (), NUMERIC_LONG_COLUMNS)
-    out = frame[frame["p_attacker"].notna()].copy()
-    if "trials" in out:
-        out = out[out["trials"].fillna(0) > 0]
+    out = fought_rows(frame[frame["p_attacker"].notna()]).copy()  # Monte Carlo cells with trials, exact cells
     out["attacker"] = out["attacker"].astype(str)
     out["defender"] = out["defender"].astype(str)
     return out.reset_index(drop=True)
@@ -88,7 +87,7 @@ def side_averaged(matrix: Any) -> pd.DataFrame:
         (``roles``: how many of the two role cells were fought; with one, it is used alone).
     """
     frame = long_frame(matrix)
-    n = frame["trials"].to_numpy(float) if "trials" in frame else np.zeros(len(frame))
+    n = sample_sizes(frame, 0.0)  # an exact cell: inf, so its variances are 0
     pa, pd_, pdr = (frame[c].to_numpy(float) for c in ("p_attacker", "p_defender", "p_draw"))
     pay_var = np.where(n > 0, (pa + pd_ - (pa - pd_) ** 2) / np.where(n > 0, n, 1), 0.0)
     # each cell seen from both units: (unit, opponent, win, loss, draw, var_win, var_payoff)
@@ -161,14 +160,29 @@ def _bt_cells(frame: pd.DataFrame, units: list[str]) -> tuple[np.ndarray, ...]:
     idx = {u: i for i, u in enumerate(units)}
     a = frame["attacker"].map(idx).to_numpy(int)
     d = frame["defender"].map(idx).to_numpy(int)
-    n = frame["trials"].to_numpy(float) if "trials" in frame else np.full(len(frame), 1e6)
+    n = sample_sizes(frame, 1e6)
     score = frame["p_attacker"].to_numpy(float) + frame["p_draw"].to_numpy(float) / 2
     return a, d, n, score
 
 
+#: The weight of an exact cell in the Bradley-Terry fit when no Monte Carlo cell sets one: the fit's point
+#: estimate weighs cells as fights, and an exact cell has no fight count (its noise is 0, see :func:`_fit_bt`).
+EXACT_WEIGHT = 1e6
+
+
 def _fit_bt(a: np.ndarray, d: np.ndarray, n: np.ndarray, score: np.ndarray, k: int
             ) -> tuple[np.ndarray, float, np.ndarray, float]:
-    """Maximum-likelihood strengths (centred), attacker advantage, covariance, dispersion."""
+    """Maximum-likelihood strengths (centred), attacker advantage, covariance, dispersion.
+
+    ``n`` is ``inf`` for an exact cell. Such a cell is weighted in the fit as the
+    most-fought Monte Carlo cell (:data:`EXACT_WEIGHT` when every cell is exact),
+    and adds nothing to the noise: the covariance is the sandwich
+    ``H^-1 J H^-1``, ``J`` the binomial information of the Monte Carlo cells
+    alone (``H^-1`` when no cell is exact, 0 when every cell is).
+    """
+    exact = ~np.isfinite(n)
+    finite = n[~exact]
+    n = np.where(exact, float(finite.max()) if finite.size and finite.max() > 0 else EXACT_WEIGHT, n)
     succ = score * n + 0.5  # half a win to each side of each cell
     tot = n + 1.0
     x = np.zeros((len(a), k + 1))
@@ -194,8 +208,11 @@ def _fit_bt(a: np.ndarray, d: np.ndarray, n: np.ndarray, score: np.ndarray, k: i
     p = special.expit(x @ theta)
     info = hess(theta)
     cov_t = np.linalg.pinv(info)
+    if exact.any():  # the Monte Carlo cells' noise only: an exact cell's score has none
+        noisy = (x * np.where(exact, 0.0, tot * p * (1 - p))[:, None]).T @ x
+        cov_t = cov_t @ noisy @ cov_t
     df = len(a) - k
-    pearson = float((((succ - tot * p) ** 2) / (tot * p * (1 - p))).sum())
+    pearson = float((((succ - tot * p) ** 2) / (tot * p * (1 - p)))[~exact].sum())
     dispersion = pearson / df if df > 0 else 1.0
     # The covariance is the Monte Carlo noise alone (binomial Fisher information): it shrinks as trials
     # grow. How far the one-number-per-unit model is from the cells is reported beside it (misfit),
@@ -280,7 +297,8 @@ def bt_misfit(frame: pd.DataFrame, units: list[str], strengths: np.ndarray, adva
     f = frame[frame["attacker"].isin(idx) & frame["defender"].isin(idx)]
     a = f["attacker"].map(idx).to_numpy(int)
     d = f["defender"].map(idx).to_numpy(int)
-    n = f["trials"].to_numpy(float) if "trials" in f else np.full(len(f), np.nan)
+    n = sample_sizes(f)  # exact cells: inf, no noise
+    exact = is_exact(f)
     pa, pdr = f["p_attacker"].to_numpy(float), f["p_draw"].to_numpy(float)
     obs = pa + pdr / 2
     model = special.expit(np.asarray(strengths)[a] - np.asarray(strengths)[d] + advantage)
@@ -288,16 +306,24 @@ def bt_misfit(frame: pd.DataFrame, units: list[str], strengths: np.ndarray, adva
     # a cell whose observed variance is 0 (every fight the same) still has the model's binomial noise floor
     var = np.where(var > 0, var, model * (1 - model) / np.where(n > 0, n, np.nan))
     res = obs - model
-    ok = np.isfinite(res) & np.isfinite(var) & (var > 0)
+    ok = np.isfinite(res) & np.isfinite(var) & (var > 0) & ~exact
+    # an exact cell has no noise: its whole residual is misfit (the chi-square test reads the Monte Carlo cells)
+    var = np.where(exact, 0.0, var)
+    ok_all = np.isfinite(res) & np.isfinite(var)
+    any_exact = bool((exact & ok_all).any())
     cells = int(ok.sum())
     k = len(units)
     dof = max(cells - k, 1)
     chi2 = float((res[ok] ** 2 / var[ok]).sum())
     p_value = float(stats.chi2.sf(chi2, dof)) if cells > k else 1.0
-    rms = float(np.sqrt(np.mean(res[ok] ** 2))) if cells else float("nan")
-    noise = float(np.sqrt(np.mean(var[ok]))) if cells else float("nan")
-    excess = float(np.sqrt(max(np.mean(res[ok] ** 2 - var[ok]), 0.0))) if cells else float("nan")
-    order = np.argsort(-np.abs(np.where(ok, res, 0.0)), kind="stable")[:worst]
+    used = ok | (exact & ok_all)
+    m = int(used.sum())
+    rms = float(np.sqrt(np.mean(res[used] ** 2))) if m else float("nan")
+    noise = float(np.sqrt(np.mean(var[used]))) if m else float("nan")
+    excess = float(np.sqrt(max(np.mean(res[used] ** 2 - var[used]), 0.0))) if m else float("nan")
+    if any_exact and cells <= k:  # no Monte Carlo cells to test: any misfit of exact cells is real
+        p_value = 0.0 if excess > 0 else 1.0
+    order = np.argsort(-np.abs(np.where(used, res, 0.0)), kind="stable")[:worst]
     worst_frame = pd.DataFrame({"attacker": f["attacker"].to_numpy()[order], "defender": f["defender"].to_numpy()[order],
                                 "observed": obs[order], "model": model[order], "residual_pp": 100 * res[order],
                                 "noise_pp": 100 * np.sqrt(var[order])})

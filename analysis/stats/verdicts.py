@@ -32,6 +32,8 @@ from typing import Any
 
 import pandas as pd
 
+from .estimates import fought_rows
+
 __all__ = ["unit_verdicts", "role_decided", "harmless_or_invulnerable", "rank_by_significance", "ROLE_DECIDED",
            "VERDICT_COLUMNS"]
 
@@ -58,7 +60,7 @@ def harmless_or_invulnerable(long: pd.DataFrame, units: list[str]) -> dict[str, 
     out: dict[str, str] = {}
     if not {"damage_to_attacker", "damage_to_defender"} <= set(long.columns):
         return out  # a frame without damage (hand-built tables) says nothing about harm
-    f = long[long["trials"] > 0] if "trials" in long else long
+    f = fought_rows(long)
     for u in units:
         taken = pd.concat([f.loc[f["attacker"] == u, "damage_to_attacker"], f.loc[f["defender"] == u,
                                                                                   "damage_to_defender"]])

@@ -40,7 +40,8 @@ def one_line_error(rc: int, err: str, *needles: str) -> None:
 
 # ------------------------------------------------------------------ matrix
 def test_matrix_writes_files_and_is_reproducible(tmp_path, capsys):
-    argv = ["matrix", "mecha", "--units", "AFS,Nutrocker,Fliege", "--half-width", "0.004", "--seed", "7", "--quiet"]
+    argv = ["matrix", "mecha", "--units", "AFS,Nutrocker,Fliege", "--half-width", "0.004", "--seed", "7", "--quiet",
+            "--method", "mc"]  # reproducible Monte Carlo bytes
     rc, out, _ = run(capsys, *argv, "--out", str(tmp_path / "a"))
     assert rc == 0
     assert "P(attacker wins)" in out and "left out Fliege" in out and "seed entropy 7" in out

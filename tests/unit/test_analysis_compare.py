@@ -20,7 +20,7 @@ from sim.rng import BLOCK_TRIALS
 
 # These tests hold the paired comparisons to exact one-round answers, so they fight under the rules' own defaults
 # (mecha: one round); the ruleset's balance settings have tests of their own (test_balance_settings.py).
-compare = partial(_compare, rules_defaults=True)
+compare = partial(_compare, rules_defaults=True, method="mc")  # Monte Carlo mechanics (paired batches, streams)
 
 BATCH16 = 16 * BLOCK_TRIALS
 

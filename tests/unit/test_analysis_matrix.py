@@ -24,7 +24,7 @@ from tests.helpers import assert_proportion
 
 # These tests hold the matrix mechanics to exact one-round answers, so they fight under the rules' own defaults
 # (mecha: one round); the ruleset's balance settings have tests of their own (test_balance_settings.py).
-matchup_matrix = partial(_matchup_matrix, rules_defaults=True)
+matchup_matrix = partial(_matchup_matrix, rules_defaults=True, method="mc")  # Monte Carlo mechanics (streams, stopping)
 
 def sub_block_fight(rid, attacker, defender, trials, seed, rounds=None, max_rounds=50, **build):
     """An adaptive matrix cell's counts, replayed independently of the runner: sub-block g of the cell's stream
@@ -275,9 +275,9 @@ def test_result_frame_is_tidy_and_consistent():
 @pytest.mark.parametrize("rid", [rs.id for rs in sim.rulesets()])
 def test_every_registered_ruleset_works_through_the_generic_protocol(rid):
     from analysis.runs.compare import compare
-    compare = partial(compare, rules_defaults=True)
+    compare = partial(compare, rules_defaults=True, method="mc")
     from analysis.runs.sweep import sweep
-    sweep = partial(sweep, rules_defaults=True)
+    sweep = partial(sweep, rules_defaults=True, method="mc")
 
     rs = sim.get_ruleset(rid)
     names = sim.default_roster(rid).names[:2]

@@ -17,7 +17,7 @@ from sim.roster import roster_from_dict
 
 # These tests hold the solver to exact one-round answers, so they fight under the rules' own defaults
 # (mecha: one round); the ruleset's balance settings have tests of their own (test_balance_settings.py).
-balance_pair = partial(_balance_pair, rules_defaults=True)
+balance_pair = partial(_balance_pair, rules_defaults=True, method="mc")  # the solver under Monte Carlo noise
 
 PROFILES = {"AFS": (2, 0, "B"), "Nutrocker": (4, -2, "A"), "Sand Stalker": (1, 0, "C"), "Gustav": (3, 0, "A")}
 

@@ -20,7 +20,7 @@ from tests.helpers import assert_mean, assert_proportion
 
 # These tests hold the sweeps to exact one-round answers, so they fight under the rules' own defaults
 # (mecha: one round); the ruleset's balance settings have tests of their own (test_balance_settings.py).
-sweep = partial(_sweep, rules_defaults=True)
+sweep = partial(_sweep, rules_defaults=True, method="mc")  # Monte Carlo mechanics (paired batches, streams)
 
 TRIALS = 4 * BLOCK_TRIALS
 
@@ -122,7 +122,7 @@ def test_fair_prices_follow_the_one_model(frame):
     """Without a budget (mecha) each value is priced by the roster's calibration, like a report's units."""
     from analysis.runs.balance import balance_summary
     from analysis.runs.matrix import matchup_matrix
-    matchup_matrix = partial(matchup_matrix, rules_defaults=True)
+    matchup_matrix = partial(matchup_matrix, rules_defaults=True, method="mc")
 
     fair = frame.attrs["fair"].set_index("value")
     assert (fair["method"] == "calibration").all()

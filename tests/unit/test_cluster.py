@@ -21,6 +21,16 @@ from sim.rng import BLOCK_TRIALS  # noqa: E402
 from tests.processes import descendants, gone, interrupt_like_a_terminal  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _monte_carlo_cells(monkeypatch):
+    """Every cell here is Monte Carlo, as with ``--method mc``: these tests compare sampled cells across workers
+    and clusters, and under ``auto`` one-a-side cells of mecha, duel or pools would be exact (no tasks at all)."""
+    import sim.exact
+
+    real = sim.exact.choose_method
+    monkeypatch.setattr(sim.exact, "choose_method", lambda *a, **kw: real(*a, **{**kw, "method": "mc"}))
+
+
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="1GiB",

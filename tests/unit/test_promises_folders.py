@@ -27,6 +27,17 @@ ROOT = Path(__file__).resolve().parents[2]
 MATRIX = ["matrix", "mecha", "--units", "AFS,Nutrocker", "--max-trials", "5000", "--seed", "3", "--quiet"]
 
 
+@pytest.fixture(autouse=True)
+def _monte_carlo_cells(monkeypatch):
+    """Every cell here is Monte Carlo, as with ``--method mc``: these tests are about sampled cells (results
+    stores, resumes, the stopping rule, progress, cost notes), and under ``auto`` one-a-side cells of mecha,
+    duel or pools would be exact (tested in test_exact_cells.py)."""
+    import sim.exact
+
+    real = sim.exact.choose_method
+    monkeypatch.setattr(sim.exact, "choose_method", lambda *a, **kw: real(*a, **{**kw, "method": "mc"}))
+
+
 def one_error(rc: int, err: str) -> str:
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1 and lines[0].startswith("meleelab: error:") and "Traceback" not in err, err

@@ -21,6 +21,17 @@ from tests.unit.test_runner import _same
 DUEL = ["Sellsword", "Duellist", "Knight"]
 
 
+@pytest.fixture(autouse=True)
+def _monte_carlo_cells(monkeypatch):
+    """Every cell here is Monte Carlo, as with ``--method mc``: these tests are about sampled cells (results
+    stores, resumes, the stopping rule, progress, cost notes), and under ``auto`` one-a-side cells of mecha,
+    duel or pools would be exact (tested in test_exact_cells.py)."""
+    import sim.exact
+
+    real = sim.exact.choose_method
+    monkeypatch.setattr(sim.exact, "choose_method", lambda *a, **kw: real(*a, **{**kw, "method": "mc"}))
+
+
 def _notes(err: str) -> list[str]:
     return [ln for ln in err.splitlines() if ln.startswith("meleelab: note:")]
 

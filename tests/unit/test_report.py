@@ -86,7 +86,8 @@ def test_report_headline(report):
 
 
 def test_cli_balance_prints_tables_and_writes_csv(tmp_path, capsys):
-    rc = main(["balance", "mecha", "--max-trials", "4096", "--quiet", "--out", str(tmp_path)])
+    rc = main(["balance", "mecha", "--max-trials", "4096", "--quiet", "--out", str(tmp_path), "--method", "mc"])
+    # (Monte Carlo cells: exact cells near 0 or 1 lose more to the 6-decimal rounding, see test_exact_cells.py)
     out = capsys.readouterr().out
     assert rc == 0
     for heading in ("Rankings", "Nash equilibrium", "Dominated units", "Intransitive triples", "Fair prices"):
