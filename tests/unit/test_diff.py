@@ -275,3 +275,30 @@ def test_a_points_edit_and_a_verdict_flip_are_shown_first_whatever_the_noise(tmp
     assert set(ch.loc[ch["kind"] == "verdict", "item"]) == flipped and "AFS" in flipped
     text = d.text()
     assert "AFS" in text and "points" in text and "no number changed" not in text
+
+
+def test_exact_runs_show_exactly_what_changed(tmp_path) -> None:
+    """Two exact runs (one round, every cell a chain): each cell's change is the enumerated one to the CSV files'
+    six decimals, every
+    cell the edit touches and that moves is "changed" however small, the rest "identical"; nothing is noise."""
+    def exact_report(name: str, new: bool) -> Path:
+        out = tmp_path / name
+        rc = main(["report", "mecha", "--roster", str(_roster(tmp_path / f"{name}.toml", new)), "--out", str(out),
+                   "--quiet", "--rules-defaults", "--method", "exact"])
+        assert rc == 0
+        return out
+
+    d = diff_runs(exact_report("old", False), exact_report("new", True))
+    cells = d.table[d.table["kind"] == "cell"]
+    assert len(cells) == 2 * len(UNITS) ** 2
+    old_p, new_p = _profiles(False), _profiles(True)
+    dice = [(a, b) for a in range(1, 7) for b in range(1, 7)]
+    for _, row in cells.iterrows():
+        a_name, d_name = row["item"].split(" vs ")
+        side = "attacker" if row["quantity"] == "p_attacker" else "defender"
+        p_old = Fraction(sum(_side_wins(side, old_p[a_name], old_p[d_name], a, b) for a, b in dice), 36)
+        p_new = Fraction(sum(_side_wins(side, new_p[a_name], new_p[d_name], a, b) for a, b in dice), 36)
+        assert row["diff"] == pytest.approx(float(p_new - p_old), abs=1.01e-6), row.to_dict()  # two 6-decimal values
+        assert row["diff_se"] == 0, row.to_dict()
+        assert row["status"] == ("identical" if p_new == p_old else "changed"), row.to_dict()
+    assert (cells["status"] == "changed").any() and (cells["status"] == "identical").any()
