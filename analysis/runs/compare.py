@@ -348,5 +348,5 @@ def _overall(part: pd.DataFrame, role: str) -> dict[str, Any]:
         "loss_diff": mean("loss_diff"), "loss_diff_se": rss("loss_diff_se"),
         "damage_dealt_base": mean("damage_dealt_base"), "damage_dealt_variant": mean("damage_dealt_variant"),
         "damage_taken_base": mean("damage_taken_base"), "damage_taken_variant": mean("damage_taken_variant"),
-        "note": "", "method": "exact" if (part["method"] == "exact").all() else "mc",
+        "note": "", "method": "exact" if "method" in part and (part["method"] == "exact").all() else "mc",
     }
