@@ -18,7 +18,7 @@ machines with the same versions of everything:
 The functions here use only IEEE-754 ``+``, ``-``, ``*`` and ``/``, which are
 correctly rounded everywhere, each in one fixed order (NumPy's element-wise
 operations and its sums apply them the same way on every CPU:
-``tests/unit/test_portable_tables.py`` runs the kernels with NumPy's SIMD
+``tests/sim/test_portable_tables.py`` runs the kernels with NumPy's SIMD
 features, BLAS's kernels and glibc's FMA variants switched off and compares
 the counts).
 """

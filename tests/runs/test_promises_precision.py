@@ -16,7 +16,7 @@ from analysis.runs.jobs import CellJob, job_steps, outcome_half_width, run_jobs
 from analysis.runs.matrix import cell_stream, matchup_matrix
 from sim.rng import BLOCK_TRIALS, SUB_BLOCK_TRIALS, root_sequence
 from sim.rulesets import get_ruleset
-from tests.unit.test_runner import _same
+from tests.runs.test_runner import _same
 
 DUEL = ["Sellsword", "Duellist", "Knight"]
 
