@@ -22,6 +22,17 @@ from .safe_markdown import md_cell, md_link, md_text
 __all__ = ["summary", "index"]
 
 
+def _fielding_sentence(m: Any) -> str:
+    """How the budget fields copies, with each unit's copies (expected ones to two decimals)."""
+    copies = ", ".join(f"{u} x{k:.2f}".replace(".00", "") if isinstance(k, float) else f"{u} x{k}"
+                       for u, k in m.copies.items())
+    if getattr(m, "fielding", "whole") == "expected":
+        return (f"Equal points with expected fielding: a unit costing p fields {m.budget:g} / p copies on average "
+                "(one more copy in the fraction of its fights that makes up the remainder), so every side puts the "
+                f"whole budget on the table ({md_text(copies)}).")
+    return f"Equal points: each side fields floor({m.budget:g} / points) copies of its unit ({md_text(copies)})."
+
+
 def summary(rep: Any) -> str:
     """summary.md of a built :class:`analysis.report.build.Report`."""
     rs, b, st = rep.ruleset, rep.balance, rep.cell_stats()
@@ -31,9 +42,7 @@ def summary(rep: Any) -> str:
              + (f" ({md_cell(rep.roster.description)})" if rep.roster.description else ""),
              f"Rules: {md_text(rs.source)}; spec `{rs.spec.replace('`', '')}`; damage unit: {md_text(rs.damage_unit)}.",
              "", "## Findings", "", *findings_markdown(findings(rep)), "", "## Settings", "",
-             (f"Equal points: each side fields floor({m.budget:g} / points) copies of its unit "
-              f"({md_text(', '.join(f'{u} x{k}' for u, k in m.copies.items()))})."
-              if m.budget is not None else "One unit a side (no budget)."),
+             (_fielding_sentence(m) if m.budget is not None else "One unit a side (no budget)."),
              f"Seed {rep.settings['seed']}, target half-width ±{100 * rep.settings['half_width']:.2g} pp, "
              f"cap {rep.settings['max_trials']:,} trials per cell; {st['trials_total']:,} fights in "
              f"{st['cells_fought']} cells (widest half-width ±{100 * st['widest_half_width']:.2f} pp); "

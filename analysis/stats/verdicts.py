@@ -160,8 +160,8 @@ def unit_verdicts(units: list[str], fair: pd.DataFrame, dominated: pd.DataFrame,
             else:
                 advice = f"{verb} its cost well {'below' if verb == 'lower' else 'above'} {_fmt(points)}"
             score = float(row.get("score", math.nan)) if row is not None else math.nan
-            why = f"scores {100 * score:.1f}% against the roster at its price" if math.isfinite(score) else \
-                f"its fair price is {_fmt(fair_p)}"
+            why = (f"scores {100 * score:.1f}% against the roster at its price, its own mirror match included"
+                   if math.isfinite(score) else f"its fair price is {_fmt(fair_p)}")
             rows.append({"unit": u, "verdict": price_verdict, "reason": why + rank, "advice": advice})
             continue
         weight = float(nmax.get(u, math.nan)) if len(nmax) else math.nan
