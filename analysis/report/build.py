@@ -241,10 +241,16 @@ class Report:
         support = [f"{u} {w:.0%}" for u, w in zip(b.nash["unit"], b.nash["weight"]) if w and w > 0]
         fp = b.fair_points
         flagged = []
+        verdicts = getattr(b, "verdicts", pd.DataFrame())
+        words = {"invulnerable": "cannot be harmed", "harmless": "cannot harm"}
+        out_of_reach = ({u: words[v] for u, v in zip(verdicts["unit"], verdicts["verdict"]) if v in words}
+                        if len(verdicts) else {})
         for _, r in (fp[fp["flagged"].astype(bool)].iterrows() if len(fp) else []):
             # direction and size: "Brawler 30 → 38 (+27%)", or the verdict alone when there is no number
             fair, pts = float(r.get("fair_points", float("nan"))), float(r.get("points", float("nan")))
-            if fair == fair and pts == pts and pts > 0:
+            if r["unit"] in out_of_reach:  # the reconciled verdict: no price fixes it
+                flagged.append(f"{r['unit']} ({out_of_reach[r['unit']]})")
+            elif fair == fair and pts == pts and pts > 0:
                 flagged.append(f"{r['unit']} {pts:g} → {fair:,.0f} ({100 * (fair - pts) / pts:+.0f}%)")
             else:
                 flagged.append(f"{r['unit']} ({r['verdict']})")

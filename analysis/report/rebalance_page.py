@@ -52,6 +52,8 @@ VERIFICATION = (
     rt.Column("verdict_after", "Verdict after"),
     rt.Column("nash_before", "Nash weight before", "pct"),
     rt.Column("nash_after", "Nash weight after", "pct"),
+    rt.Column("nash_max_after", "Most weight within the tolerance, after", "pct",
+              help="the most weight any mix gives the unit that no unit beats by more than the tolerance"),
 )
 
 
@@ -107,6 +109,8 @@ def headline(result: Any) -> list[str]:
     inside = int(((bal["score_after"] - 0.5).abs() <= result.tolerance).sum())
     support_before = int((bal["nash_before"] > 1e-9).sum())
     support_after = int((bal["nash_after"] > 1e-9).sum())
+    near_before = int((bal["nash_max_before"] > 1e-9).sum())
+    near_after = int((bal["nash_max_after"] > 1e-9).sum())
     changed = result.changes[result.changes["changed"]]
     lines = [f"{len(changed)} of {len(result.changes)} prices change; the roster's total goes from "
              f"{result.changes['old_points'].sum():g} to {result.changes['new_points'].sum():g} points.",
@@ -114,7 +118,9 @@ def headline(result: Any) -> list[str]:
              f"score within {100 * result.tolerance:g} pp of 50%; the largest gap is "
              f"{100 * result.max_deviation:.1f} pp.",
              f"The equilibrium mix (Nash) uses {support_before} of {len(bal)} balanceable units before and "
-             f"{support_after} after.",
+             f"{support_after} after; within the tolerance (mixes no unit beats by more than "
+             f"{100 * result.tolerance:g} pp), {near_before} before and {near_after} after can be fielded in an "
+             "equilibrium.",
              f"The search took {result.matrix_runs} matrix runs and {result.cells_fought:,} whole-copy cells "
              f"({result.cells_reused:,} more uses of cells already fought, {result.cells_from_store:,} from the "
              "results store)" + ("" if result.converged else "; it stopped before every unit settled") + "."]

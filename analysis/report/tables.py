@@ -129,14 +129,18 @@ def interval_against(lo: Any, hi: Any, kind: str, value: Any) -> str:
     if a is None and b is None:
         return MISSING
 
-    def bound(x: float | None, beyond: bool) -> str:
+    # the interval lies wholly on one side of the value: each bound that would round to the value is shown
+    # to the decimal that tells them apart ("44.8–44.9" beside 45, never "45–44.9")
+    outside = (a is not None and a > v) or (b is not None and b < v)
+
+    def bound(x: float | None) -> str:
         if x is None:
             return "?"
-        if beyond and fmt(x, kind) == fmt(v, kind):
+        if outside and x != v and fmt(x, kind) == fmt(v, kind):
             return f"{x:,.1f}" if round(x, 1) != round(v, 1) else f"{x:,.2f}"
         return fmt(x, kind).lstrip("+")
 
-    return f"{bound(a, a is not None and a > v)}–{bound(b, b is not None and b < v)}"
+    return f"{bound(a)}–{bound(b)}"
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from sim.roster import Roster
 from sim.ruleset import Ruleset
 from sim.rulesets import get_ruleset
 
-from ..stats.equilibrium import nash_equilibrium
+from ..stats.equilibrium import nash_equilibrium, nash_ranges
 from ..stats.expected import DEFAULT_TOLERANCE, ExpectedCurve, price_curve, roster_scores
 from ..stats.rebalancing import Estimate, fixed_point_prices
 from ..stats.strength import payoff_matrix
@@ -60,7 +60,8 @@ CHANGES_COLUMNS = ["unit", "old_points", "new_points", "change_pct", "new_lo", "
                    "balanceable", "note"]
 VERIFICATION_COLUMNS = ["unit", "points_before", "points_after", "score_before", "score_before_lo",
                         "score_before_hi", "score_after", "score_after_lo", "score_after_hi", "nash_before",
-                        "nash_after", "verdict_before", "verdict_after", "balanceable"]
+                        "nash_after", "verdict_before", "verdict_after", "balanceable", "nash_max_before",
+                        "nash_max_after"]
 
 
 def verification_seed(seed: int) -> int:
@@ -208,8 +209,14 @@ def _evaluate(matrix: Any, tolerance: float, excluded: Sequence[str] = ()) -> pd
     if excluded:  # each excluded unit against the whole roster (it is not held to 50%)
         whole = roster_scores(matrix.long, matrix.units, twins, tolerance).set_index("unit")
         scores = pd.concat([scores, whole.loc[list(excluded)]]).reindex(matrix.units)
-    weights = nash_equilibrium(payoff_matrix(matrix))
+    payoff = payoff_matrix(matrix)
+    weights = nash_equilibrium(payoff)
     scores["nash"] = weights.reindex(scores.index).fillna(0.0)
+    # equilibria are rarely unique, and the solver returns one vertex: the most weight each unit gets in any mix
+    # that no unit beats by more than the tolerance (a score tolerance t is a payoff tolerance 2t) says whether
+    # a mix that fields it is as good as an equilibrium; a balanced table makes the uniform mix one such
+    most = nash_ranges(payoff, tol=2 * tolerance).set_index("unit")["weight_max"]
+    scores["nash_max"] = most.reindex(scores.index).fillna(0.0)
     return scores
 
 
@@ -374,7 +381,8 @@ def rebalance(
                      "score_before": b.score, "score_before_lo": b.score_lo, "score_before_hi": b.score_hi,
                      "score_after": a.score, "score_after_lo": a.score_lo, "score_after_hi": a.score_hi,
                      "nash_before": b.nash, "nash_after": a.nash, "verdict_before": b.verdict,
-                     "verdict_after": a.verdict, "balanceable": u in balanceable})
+                     "verdict_after": a.verdict, "balanceable": u in balanceable,
+                     "nash_max_before": b.nash_max, "nash_max_after": a.nash_max})
     verification = pd.DataFrame(rows, columns=VERIFICATION_COLUMNS)
     dev = (verification.loc[verification.balanceable, "score_after"] - 0.5).abs()
     flagged = tuple(verification.loc[verification.balanceable & verification.verdict_after.isin(

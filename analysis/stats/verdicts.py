@@ -94,6 +94,9 @@ def _fmt(p: float) -> str:
     return f"{p:,.0f}" if math.isfinite(p) else "?"
 
 
+#: An overpriced unit with at least this weight in the equilibrium mix is a counter (its verdict says both).
+COUNTER_WEIGHT = 0.05
+
 def unit_verdicts(units: list[str], fair: pd.DataFrame, dominated: pd.DataFrame, nash: pd.DataFrame,
                   long: pd.DataFrame, ranks: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """One verdict per unit: ``verdict`` (a short word), ``advice`` (what to do) and ``reason`` (why).
@@ -116,6 +119,7 @@ def unit_verdicts(units: list[str], fair: pd.DataFrame, dominated: pd.DataFrame,
     fp = fair.set_index("unit") if len(fair) else pd.DataFrame()
     dom = dict(zip(dominated["unit"], dominated["dominated_by"])) if len(dominated) else {}
     nmax = nash.set_index("unit")["weight_max" if "weight_max" in nash else "weight"] if len(nash) else pd.Series()
+    weights = pd.to_numeric(nash.set_index("unit")["weight"], errors="coerce").fillna(0) if len(nash) else pd.Series()
     special = harmless_or_invulnerable(long, units)
     rows = []
     for u in units:
@@ -136,7 +140,13 @@ def unit_verdicts(units: list[str], fair: pd.DataFrame, dominated: pd.DataFrame,
         if u in dom:
             by = str(dom[u]).split("; ")[0]
             by_verdict = str(fp.loc[by, "verdict"]) if by in fp.index else ""
-            if by_verdict == "underpriced" and price_verdict != "overpriced":
+            if by in special and price_verdict != "overpriced":
+                # its dominator is out of reach of points: saying "raise its cost" would contradict its own verdict
+                what = "no fight can harm" if special[by] == "invulnerable" else "cannot harm"
+                rows.append({"unit": u, "verdict": f"dominated by an {special[by]} unit",
+                             "reason": f"dominated by {by}, which {what}{rank}",
+                             "advice": f"change {by}'s profile first, then look again"})
+            elif by_verdict == "underpriced" and price_verdict != "overpriced":
                 rows.append({"unit": u, "verdict": "dominated by an underpriced unit",
                              "reason": f"dominated by {by}, which is itself underpriced{rank}",
                              "advice": f"raise {by}'s cost first, then look again"})
@@ -162,6 +172,16 @@ def unit_verdicts(units: list[str], fair: pd.DataFrame, dominated: pd.DataFrame,
             score = float(row.get("score", math.nan)) if row is not None else math.nan
             why = (f"scores {100 * score:.1f}% against the roster at its price, its own mirror match included"
                    if math.isfinite(score) else f"its fair price is {_fmt(fair_p)}")
+            in_mix = float(weights.get(u, 0.0)) if len(weights) else 0.0
+            if price_verdict == "overpriced" and in_mix >= COUNTER_WEIGHT:
+                # weak on average, yet the equilibrium fields it: a counter to the strong units. "Lower its
+                # cost" alone would contradict the Nash mix; say both, and point to the whole-table answer
+                rows.append({"unit": u, "verdict": "overpriced, a counter",
+                             "reason": f"{why}, yet {100 * in_mix:.0f}% of the equilibrium mix: it beats the units "
+                                       f"that mix is built against{rank}",
+                             "advice": f"{advice} only with the whole table (meleelab rebalance): a cheaper counter "
+                                       "can take over the mix"})
+                continue
             rows.append({"unit": u, "verdict": price_verdict, "reason": why + rank, "advice": advice})
             continue
         weight = float(nmax.get(u, math.nan)) if len(nmax) else math.nan

@@ -103,6 +103,8 @@ def test_a_bound_that_rounds_to_the_listed_price_shows_why_it_is_flagged():
     # flagged under-priced at 45 with a lower bound of 45.06: "45–52" would read as if 45 were inside
     assert interval_against(45.06, 52.1, "points", 45) == "45.1–52"
     assert interval_against(22.3, 29.97, "points", 30) == "22–29.97"  # one decimal would round to 30.0 too
+    # wholly below the price, both bounds rounding to it: both told apart (warband Swordsman 45: "45–44.9")
+    assert interval_against(44.792274, 44.863593, "points", 45) == "44.8–44.9"
     assert interval_against(61.4, 68.8, "points", 60) == "61–69"  # nothing to explain: the usual format
     assert interval_against(44.6, 52.1, "points", 45) == "45–52"  # 45 is inside: no extra digits
     frame = pd.DataFrame({"unit": ["Champion"], "points": [45.0], "fair_points": [48.3], "fair_lo": [45.06],
