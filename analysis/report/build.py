@@ -242,14 +242,20 @@ class Report:
         fp = b.fair_points
         flagged = []
         verdicts = getattr(b, "verdicts", pd.DataFrame())
-        words = {"invulnerable": "cannot be harmed", "harmless": "cannot harm"}
+        words = {"invulnerable": "cannot be harmed", "harmless": "cannot harm",
+                 "dominated by an underpriced unit": "fix its dominator first",
+                 "dominated by an invulnerable unit": "fix its dominator first"}
         out_of_reach = ({u: words[v] for u, v in zip(verdicts["unit"], verdicts["verdict"]) if v in words}
                         if len(verdicts) else {})
         for _, r in (fp[fp["flagged"].astype(bool)].iterrows() if len(fp) else []):
             # direction and size: "Brawler 30 → 38 (+27%)", or the verdict alone when there is no number
             fair, pts = float(r.get("fair_points", float("nan"))), float(r.get("points", float("nan")))
-            if r["unit"] in out_of_reach:  # the reconciled verdict: no price fixes it
+            nearest = float(r.get("nearest_price", float("nan")))
+            if r["unit"] in out_of_reach:  # the reconciled verdict: its own price is not the fix
                 flagged.append(f"{r['unit']} ({out_of_reach[r['unit']]})")
+            elif not bool(r.get("fieldable", True)) and nearest == nearest and pts == pts and pts > 0:
+                flagged.append(f"{r['unit']} {pts:g} → {nearest:,.0f} ({100 * (nearest - pts) / pts:+.0f}%, the "
+                               f"nearest fieldable price; fair {fair:,.0f})")
             elif fair == fair and pts == pts and pts > 0:
                 flagged.append(f"{r['unit']} {pts:g} → {fair:,.0f} ({100 * (fair - pts) / pts:+.0f}%)")
             else:

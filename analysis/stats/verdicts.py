@@ -151,9 +151,12 @@ def unit_verdicts(units: list[str], fair: pd.DataFrame, dominated: pd.DataFrame,
                              "reason": f"dominated by {by}, which is itself underpriced{rank}",
                              "advice": f"raise {by}'s cost first, then look again"})
             elif price_verdict == "overpriced":
+                target = (_fmt(fair_p) if fieldable or not math.isfinite(nearest) else
+                          f"{_fmt(nearest)}, the nearest price this budget can field (its fair price "
+                          f"{_fmt(fair_p)} cannot be fielded)")
                 rows.append({"unit": u, "verdict": "overpriced, dominated",
                              "reason": f"dominated by {by} and overpriced{rank}",
-                             "advice": f"lower its cost from {_fmt(points)} towards {_fmt(fair_p)}, or give it a "
+                             "advice": f"lower its cost from {_fmt(points)} towards {target}, or give it a "
                                        f"role {by} does not fill"})
             else:
                 rows.append({"unit": u, "verdict": "dominated",

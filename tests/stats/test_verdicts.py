@@ -66,3 +66,13 @@ def test_ranks_share_a_place_when_intervals_overlap():
     r = rank_by_significance(pd.Series([0.60, 0.59, 0.40]), pd.Series([0.57, 0.56, 0.38]),
                              pd.Series([0.63, 0.62, 0.42]))
     assert list(r) == [1, 1, 3]
+
+
+def test_dominated_and_overpriced_advice_stays_fieldable():
+    """grimdark Swarm: fair 31 needs more copies than a side can field; the advice names the nearest price, 40."""
+    fair = _fair({"A": "underpriced", "B": "overpriced", "C": "fair", "D": "fair"}, points=80, fair=31)
+    fair["fieldable"] = [True, False, True, True]
+    fair["nearest_price"] = [80.0, 40.0, 80.0, 80.0]
+    v = _verdicts(fair, dominated=pd.DataFrame({"unit": ["B"], "dominated_by": ["A"]}))
+    assert v["B"]["verdict"] == "overpriced, dominated"
+    assert v["B"]["advice"].startswith("lower its cost from 80 towards 40, the nearest price this budget can field")
