@@ -53,7 +53,8 @@ VERIFICATION = (
     rt.Column("nash_before", "Nash weight before", "pct"),
     rt.Column("nash_after", "Nash weight after", "pct"),
     rt.Column("nash_max_after", "Most weight within the tolerance, after", "pct",
-              help="the most weight any mix gives the unit that no unit beats by more than the tolerance"),
+              help="the most weight the unit takes in a mix of the balanceable units that none of them beats by "
+                   "more than the tolerance"),
 )
 
 
@@ -109,8 +110,9 @@ def headline(result: Any) -> list[str]:
     inside = int(((bal["score_after"] - 0.5).abs() <= result.tolerance).sum())
     support_before = int((bal["nash_before"] > 1e-9).sum())
     support_after = int((bal["nash_after"] > 1e-9).sum())
-    near_before = int((bal["nash_max_before"] > 1e-9).sum())
-    near_after = int((bal["nash_max_after"] > 1e-9).sum())
+    share = 1 / max(len(bal), 1) - 1e-6  # an equal share of the balanceable units (any unit enters a near mix a little)
+    near_before = int((bal["nash_max_before"] >= share).sum())
+    near_after = int((bal["nash_max_after"] >= share).sum())
     changed = result.changes[result.changes["changed"]]
     lines = [f"{len(changed)} of {len(result.changes)} prices change; the roster's total goes from "
              f"{result.changes['old_points'].sum():g} to {result.changes['new_points'].sum():g} points.",
@@ -118,9 +120,8 @@ def headline(result: Any) -> list[str]:
              f"score within {100 * result.tolerance:g} pp of 50%; the largest gap is "
              f"{100 * result.max_deviation:.1f} pp.",
              f"The equilibrium mix (Nash) uses {support_before} of {len(bal)} balanceable units before and "
-             f"{support_after} after; within the tolerance (mixes no unit beats by more than "
-             f"{100 * result.tolerance:g} pp), {near_before} before and {near_after} after can be fielded in an "
-             "equilibrium.",
+             f"{support_after} after; {near_before} before and {near_after} after can take an equal share "
+             f"(1/{len(bal)}) of a mix that no unit beats by more than {100 * result.tolerance:g} pp.",
              f"The search took {result.matrix_runs} matrix runs and {result.cells_fought:,} whole-copy cells "
              f"({result.cells_reused:,} more uses of cells already fought, {result.cells_from_store:,} from the "
              "results store)" + ("" if result.converged else "; it stopped before every unit settled") + "."]

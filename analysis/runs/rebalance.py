@@ -212,10 +212,10 @@ def _evaluate(matrix: Any, tolerance: float, excluded: Sequence[str] = ()) -> pd
     payoff = payoff_matrix(matrix)
     weights = nash_equilibrium(payoff)
     scores["nash"] = weights.reindex(scores.index).fillna(0.0)
-    # equilibria are rarely unique, and the solver returns one vertex: the most weight each unit gets in any mix
-    # that no unit beats by more than the tolerance (a score tolerance t is a payoff tolerance 2t) says whether
-    # a mix that fields it is as good as an equilibrium; a balanced table makes the uniform mix one such
-    most = nash_ranges(payoff, tol=2 * tolerance).set_index("unit")["weight_max"]
+    # equilibria are rarely unique, and the solver returns one vertex: the most weight each balanceable unit gets
+    # in a mix of the balanceable units that none of them beats by more than the tolerance (a score tolerance t
+    # is a payoff tolerance 2t); a balanced table makes the uniform mix one such, so every unit reaches 1/n
+    most = nash_ranges(payoff.loc[kept, kept], tol=2 * tolerance).set_index("unit")["weight_max"]
     scores["nash_max"] = most.reindex(scores.index).fillna(0.0)
     return scores
 
