@@ -253,6 +253,8 @@ class Report:
             nearest = float(r.get("nearest_price", float("nan")))
             if r["unit"] in out_of_reach:  # the reconciled verdict: its own price is not the fix
                 flagged.append(f"{r['unit']} ({out_of_reach[r['unit']]})")
+            elif not bool(r.get("fieldable", True)) and nearest == pts:
+                flagged.append(f"{r['unit']} (fair {fair:,.0f} cannot be fielded)")
             elif not bool(r.get("fieldable", True)) and nearest == nearest and pts == pts and pts > 0:
                 flagged.append(f"{r['unit']} {pts:g} → {nearest:,.0f} ({100 * (nearest - pts) / pts:+.0f}%, the "
                                f"nearest fieldable price; fair {fair:,.0f})")

@@ -167,6 +167,9 @@ def unit_verdicts(units: list[str], fair: pd.DataFrame, dominated: pd.DataFrame,
             verb = "lower" if price_verdict == "overpriced" else "raise"
             if fieldable and math.isfinite(fair_p):
                 advice = f"{verb} its cost from {_fmt(points)} to about {_fmt(fair_p)}"
+            elif math.isfinite(nearest) and math.isclose(nearest, points):
+                advice = (f"change its profile: its fair price {_fmt(fair_p)} cannot be fielded at this budget, and "
+                          f"{_fmt(points)} is already the nearest price that can")
             elif math.isfinite(nearest):
                 advice = (f"{verb} its cost to {_fmt(nearest)}, the nearest price this budget can field (its fair "
                           f"price {_fmt(fair_p)} cannot be fielded)")

@@ -76,3 +76,14 @@ def test_dominated_and_overpriced_advice_stays_fieldable():
     v = _verdicts(fair, dominated=pd.DataFrame({"unit": ["B"], "dominated_by": ["A"]}))
     assert v["B"]["verdict"] == "overpriced, dominated"
     assert v["B"]["advice"].startswith("lower its cost from 80 towards 40, the nearest price this budget can field")
+
+
+def test_a_unit_already_at_its_nearest_fieldable_price_is_told_to_change_its_profile():
+    """duel Goblin Mob at 30: its fair price 26 would need more copies than a side fields, and 30 is the nearest
+    price that can be fielded: "lower its cost to 30" would ask for nothing."""
+    fair = _fair({"A": "overpriced", "B": "fair", "C": "fair", "D": "fair"}, points=30, fair=26)
+    fair["fieldable"] = [False, True, True, True]
+    fair["nearest_price"] = [30.0, 30.0, 30.0, 30.0]
+    v = _verdicts(fair, nash=pd.DataFrame({"unit": UNITS, "weight": [0.0, 0.4, 0.3, 0.3]}))
+    assert v["A"]["verdict"] == "overpriced" and v["A"]["advice"].startswith("change its profile")
+    assert "lower its cost" not in v["A"]["advice"]
