@@ -40,6 +40,13 @@ from .strategies import RULESET_IDS, one_in, roster_files
 pytestmark = pytest.mark.fuzz
 
 EXAMPLES = int(os.environ.get("MELEELAB_FUZZ_EXAMPLES", "0")) or None
+#: A third of each property's examples in the default suite (five minutes on two cores); all of them with
+#: MELEELAB_FUZZ_FULL=1, which .ci/run's second step sets.
+FULL = os.environ.get("MELEELAB_FUZZ_FULL") == "1"
+
+
+def examples(full: int) -> int:
+    return EXAMPLES or (full if FULL else full // 3)
 
 #: Values of the wrong type (or shape) for any argument.
 JUNK = st.one_of(
@@ -179,7 +186,7 @@ def _units(rid: str) -> list[dict[str, Any]]:
 OUTCOMES: Counter[str] = Counter()
 
 
-@settings(max_examples=EXAMPLES or 500, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(500), deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_api_raises_only_the_library_error_class(data: Any) -> None:
@@ -309,7 +316,7 @@ def analysis_calls(draw: Callable) -> tuple[str, Callable[[], Any]]:
     return fn, lambda: fx["result"].damage(value)
 
 
-@settings(max_examples=EXAMPLES or 300, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(300), deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_analysis_api_raises_only_the_library_error_class(data: Any) -> None:

@@ -44,6 +44,13 @@ pytestmark = pytest.mark.fuzz
 
 #: Examples per property in the normal suite (about a minute for all the fuzz tests on one core).
 EXAMPLES = int(os.environ.get("MELEELAB_FUZZ_EXAMPLES", "0")) or None
+#: A third of each property's examples in the default suite (five minutes on two cores); all of them with
+#: MELEELAB_FUZZ_FULL=1, which .ci/run's second step sets.
+FULL = os.environ.get("MELEELAB_FUZZ_FULL") == "1"
+
+
+def examples(full: int) -> int:
+    return EXAMPLES or (full if FULL else full // 3)
 #: A file to append every example's command line, status and stderr to (for reading what the fuzzer tried).
 LOG = os.environ.get("MELEELAB_FUZZ_LOG")
 
@@ -301,7 +308,7 @@ def check_outcome(argv: list[str], command: str, code: int, out: str, err: str) 
 OUTCOMES: Counter[str] = Counter()
 
 
-@settings(max_examples=EXAMPLES or 300, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(300), deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_cli_any_input_exits_0_with_output_or_2_with_one_line(data: Any) -> None:
