@@ -23,6 +23,9 @@ from pathlib import Path
 
 import pytest
 
+# pip-installs the example plugin: run by pytest -m slow (.ci/run does), not in the five-minute suite
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ironclash"
 

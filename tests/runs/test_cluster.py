@@ -20,6 +20,9 @@ from analysis.runs.sweep import sweep
 from sim.rng import BLOCK_TRIALS  # noqa: E402
 from tests.processes import descendants, gone, interrupt_like_a_terminal  # noqa: E402
 
+# Dask clusters start and stop in every test: run by pytest -m slow (.ci/run does), not in the five-minute suite
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(autouse=True)
 def _monte_carlo_cells(monkeypatch):

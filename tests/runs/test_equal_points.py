@@ -175,6 +175,7 @@ def test_a_budget_on_a_mecha_roster_is_refused_when_loaded(tmp_path):
 
 
 # ------------------------------------------------------------- the CLI's --budget
+@pytest.mark.slow  # every command at a budget, end to end (20 s): pytest -m slow, as .ci/run does
 def test_budget_on_every_command(tmp_path, capsys, duel_roster):
     r = str(duel_roster)
     rc, out, _ = run(capsys, "fight", "duel", "Brawler", "Knight", "--roster", r, "--budget", "80", "--trials",

@@ -237,7 +237,7 @@ def _check(na: int, nd: int, reengage: str, n_kernel: int, n_ref: int, seed: int
 @pytest.mark.parametrize("na, nd", [(2, 1), (2, 2), (3, 2)])
 def test_group_fight_to_the_end_matches_the_chain(na, nd):
     """Issue 14 (2 v 1, 3 v 2) and issue 16 (2 v 2, 3 v 2): the default re-engaging rule."""
-    _check(na, nd, "own_turn_charge", 200_000, 12_000, 100 + 10 * na + nd)
+    _check(na, nd, "own_turn_charge", 200_000, 6_000, 100 + 10 * na + nd)  # the reference's Python loop: 6,000
 
 
 @pytest.mark.parametrize("path", ["fused", "hubs", "strikers"])
@@ -249,7 +249,7 @@ def test_group_kernel_paths_match_the_chain(path):
 
 @pytest.mark.parametrize("na, nd", [(2, 2), (3, 2)])
 def test_old_every_round_rule_matches_its_chain(na, nd):
-    _check(na, nd, "every_round", 100_000, 6_000, 200 + 10 * na + nd)
+    _check(na, nd, "every_round", 100_000, 3_000, 200 + 10 * na + nd)
 
 
 def test_old_every_round_rule_matches_its_chain_on_the_vectorised_kernel():
