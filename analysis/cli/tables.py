@@ -215,7 +215,7 @@ def diff_text(result: Any, limit: int | None = 40) -> str:
         digits = 1 if r["kind"] == "fair price" else MANY_CELLS
         rows.append([str(r["ruleset"]), str(r["kind"]), str(r["item"]), str(r["quantity"]), number(r["old"], digits),
                      number(r["new"], digits), signed(r["diff"], digits), number(r["diff_se"], digits + 1),
-                     number(r["z"], 1)])
+                     "exact" if r["diff_se"] == 0 else number(r["z"], 1)])  # exact cells: no noise to count in
     lines.append(f"changed beyond the noise ({len(ch)}):")
     lines.append(table_text(_text("ruleset", "kind", "item", "quantity") + _nums("old", "new", "difference", "s.e.",
                                                                               "z"), rows, key=3))

@@ -471,5 +471,5 @@ def diff_frame(changed: pd.DataFrame, labels: Mapping[str, str]) -> pd.DataFrame
     out["new"] = [fmt(v, k) for v, k in zip(changed["new"], kinds)]
     out["diff"] = [fmt(100 * float(v), "pp") + " pp" if k == "pct" else fmt(v, "logit") if k == "logit"
                    else ("+" if float(v) > 0 else "") + fmt(v, "points") for v, k in zip(changed["diff"], kinds)]
-    out["z"] = [fmt(v, "pp") for v in changed["z"]]
+    out["z"] = ["exact" if se == 0 else fmt(v, "pp") for v, se in zip(changed["z"], changed["diff_se"])]
     return out
