@@ -22,7 +22,7 @@ import pandas as pd
 from ..stats.estimates import order_key
 from . import tables as rt
 from .cell_stats import exact_sentence
-from .findings import Code, Link, findings, row_id
+from .findings import Code, Link, balanced_table_text, findings, row_id
 
 __all__ = ["SECTION_TITLES", "environment", "data_uri", "report_context", "render_report", "render_index"]
 
@@ -205,6 +205,7 @@ def report_context(rep: Any) -> dict[str, Any]:
         "cycles": rt.table_view(b.cycles, rt.CYCLES, row_ids=lambda i: row_id("cycle", i)),
         "verdicts": rt.table_view(getattr(b, "verdicts", pd.DataFrame()), rt.VERDICTS,
                                   row_ids=lambda i: row_id("verdict", i)),
+        "balanced_text": balanced_table_text(rep),
         "fair": {"definition": str(fp.attrs.get("definition", "")), "model": str(fp.attrs.get("model", "")),
                  "intervals": str(fp.attrs.get("intervals", "")),
                  "table": rt.table_view(rt.with_ranges(fp), rt.FAIR_POINTS, row_ids=lambda i: row_id("fair", i),

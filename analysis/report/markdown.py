@@ -15,7 +15,7 @@ import pandas as pd
 from ..stats.estimates import order_key
 from . import tables as rt
 from .cell_stats import exact_sentence
-from .findings import findings
+from .findings import balanced_table_text, findings
 from .findings import markdown as findings_markdown
 from .safe_markdown import md_cell, md_link, md_text
 
@@ -73,6 +73,8 @@ def summary(rep: Any) -> str:
                   "equilibrium.", "", rt.markdown_table(verdicts, rt.VERDICTS), ""]
     lines += ["## Fair prices", "", rt.markdown_table(rt.with_ranges(b.fair_points), rt.FAIR_POINTS), "", "Points efficiency:", "",
               rt.markdown_table(b.efficiency, rt.EFFICIENCY), "", md_text(b.model_text()), ""]
+    if balanced_table_text(rep):
+        lines += ["## Balanced table", "", md_text(balanced_table_text(rep)), ""]
     if rep.one_for_one is not None:
         wide = (100 * rep.one_for_one.wide("p_attacker")).rename_axis("attacker").reset_index()
         cols = [rt.Column("attacker", "Attacker \\ defender")] + [rt.Column(c, str(c), "num") for c in wide.columns[1:]]

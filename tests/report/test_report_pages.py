@@ -275,3 +275,13 @@ def test_report_all_with_a_baseline(tmp_path):
     assert (diff.loc[diff["kind"] == "cell", "status"] == "identical").all()
     index = (tmp_path / "two" / "index.html").read_text(encoding="utf-8")
     assert 'href="mecha/report.html"' in index and "<th" in index
+
+
+def test_every_link_of_a_budgeted_report_has_its_anchor():
+    """A roster at a budget: the "Balanced table" finding's link lands on its section, in both pages."""
+    rep = build_report("duel", units=["Sellsword", "Knight", "Brawler"], seed=3, **QUICK)
+    page = rep.html()
+    links = re.findall(r'<a href="#([^"]+)"', page)
+    assert "balanced" in links and not [t for t in links if t not in Page(page).ids]
+    md = rep.markdown()
+    assert "(#balanced-table)" in md and "\n## Balanced table\n" in md and "meleelab rebalance duel" in md
