@@ -271,8 +271,8 @@ def balanced_table_text(rep: Any) -> str:
             "whole roster at once, at these settings, until every unit scores 50% (within 2 pp) against the "
             "repriced roster at equal points; it then fights the proposed table again at a seed derived from "
             "--seed to prove it, names any unit that points alone cannot balance, and writes rebalanced.toml (the "
-            "roster with the new points), changes.csv and verification.csv. On this machine it took about 1.5x "
-            "the time of this report (guide, section 9.2).")
+            "roster with the new points), changes.csv and verification.csv (the guide, section 9.2, gives its "
+            "measured results and times on the shipped rosters).")
 
 
 def _balanced_table(rep: Any) -> Finding | None:
