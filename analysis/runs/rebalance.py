@@ -210,14 +210,26 @@ def _evaluate(matrix: Any, tolerance: float, excluded: Sequence[str] = ()) -> pd
         whole = roster_scores(matrix.long, matrix.units, twins, tolerance).set_index("unit")
         scores = pd.concat([scores, whole.loc[list(excluded)]]).reindex(matrix.units)
     payoff = payoff_matrix(matrix)
-    weights = nash_equilibrium(payoff)
-    scores["nash"] = weights.reindex(scores.index).fillna(0.0)
+    # twins fight exactly alike: the game is solved once per class and the weight split, so they get one answer
+    classes: dict[str, list[str]] = {}
+    for u in matrix.units:
+        classes.setdefault(twins.get(u, [u])[0], []).append(u)
+    reps = list(classes)
+    weights = nash_equilibrium(payoff.loc[reps, reps])
+    scores["nash"] = _split(weights, classes).reindex(scores.index).fillna(0.0)
     # equilibria are rarely unique, and the solver returns one vertex: the most weight each balanceable unit gets
     # in a mix of the balanceable units that none of them beats by more than the tolerance (a score tolerance t
     # is a payoff tolerance 2t); a balanced table makes the uniform mix one such, so every unit reaches 1/n
-    most = nash_ranges(payoff.loc[kept, kept], tol=2 * tolerance).set_index("unit")["weight_max"]
-    scores["nash_max"] = most.reindex(scores.index).fillna(0.0)
+    kept_reps = [r for r in reps if r in kept]
+    most = nash_ranges(payoff.loc[kept_reps, kept_reps], tol=2 * tolerance).set_index("unit")["weight_max"]
+    scores["nash_max"] = _split(most, {r: [m for m in classes[r] if m in kept] for r in kept_reps}).reindex(
+        scores.index).fillna(0.0)
     return scores
+
+
+def _split(weights: pd.Series, classes: Mapping[str, list[str]]) -> pd.Series:
+    """A class's weight shared equally by its members."""
+    return pd.Series({m: float(weights.get(r, math.nan)) / len(ms) for r, ms in classes.items() for m in ms})
 
 
 def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Sequence[str] = (), round_to: Any = 1,

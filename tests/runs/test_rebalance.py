@@ -168,6 +168,9 @@ def test_a_small_roster_is_rebalanced_and_proved(tmp_path, capsys):
     ver = pd.read_csv(out / "verification.csv")
     ok = ver[ver["balanceable"]]
     assert ((ok["score_after"] - 0.5).abs() <= 0.04 + 3 * (ok["score_after_hi"] - ok["score_after_lo"]) / 3.92).all()
+    by_unit = ver.set_index("unit")
+    weights = ["nash_before", "nash_after", "nash_max_before", "nash_max_after"]
+    assert by_unit.loc["Guard", weights].tolist() == by_unit.loc["Guard twin", weights].tolist()  # twins: one answer
     assert "fresh seed" in text.out and "rebalanced at 120 points" in text.out
     meta = (out / "metadata.json").read_text()
     assert '"verification_seed"' in meta and '"matrix_runs"' in meta
