@@ -33,7 +33,6 @@ from typing import Any
 
 import pandas as pd
 
-import sim
 from sim.results import FightResult
 from sim.roster import Roster
 from sim.ruleset import Ruleset
@@ -46,7 +45,7 @@ from ..stats.summary import BalanceSummary
 from .baseline import baseline_folder, compare_with_baseline
 from .cell_stats import cell_stats, report_shortfall
 from .featured import check_features, default_features, parse_features
-from .io import atomic_write_bytes, atomic_write_text, check_output_dir, plain_values, to_json
+from .io import atomic_write_bytes, atomic_write_text, plain_values, to_json
 from .safe_csv import to_csv
 from .writers import write_balance, write_matrix
 
@@ -91,6 +90,12 @@ class Report:
         With ``baseline=``: this report compared with the earlier one.
     baseline_note : str
         Why there is no comparison (``report --all`` with a baseline lacking this ruleset).
+    rebalance : analysis.runs.rebalance.RebalanceResult or None
+        With ``rebalance=True``: the whole balanced points table at the report's
+        settings, proved by a fresh run (the "Balanced table" section and the
+        ``rebalance/`` folder).
+    rebalance_note : str
+        Why a requested rebalance has no table (points alone cannot balance the roster).
     """
 
     ruleset: Ruleset
@@ -106,6 +111,8 @@ class Report:
     featured_why: tuple[str, ...] = ()
     baseline: Any = None
     baseline_note: str = ""
+    rebalance: Any = None
+    rebalance_note: str = ""
     _png: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     # ---------------------------------------------------------------- content
@@ -197,6 +204,10 @@ class Report:
             names += ["one_for_one_long.csv", "one_for_one.png"]
         if self.baseline is not None:
             names.append("baseline_diff.csv")
+        if self.rebalance is not None:
+            from .rebalance_page import FILES
+
+            names += [f"rebalance/{n}" for n in FILES]
         return names
 
     # ---------------------------------------------------------------- figures
@@ -229,6 +240,10 @@ class Report:
             from .safe_csv import frame_to_csv
 
             paths.append(atomic_write_text(out / "baseline_diff.csv", frame_to_csv(self.baseline.table)))
+        if self.rebalance is not None:
+            from .rebalance_page import write_rebalance
+
+            paths += write_rebalance(self.rebalance, out / "rebalance")
         paths.append(atomic_write_text(out / "metadata.json", to_json(self.metadata()) + "\n"))
         paths.append(atomic_write_text(out / "summary.md", self.markdown()))
         paths.append(atomic_write_text(out / "report.html", self.html()))
@@ -305,6 +320,7 @@ def build_report(
     rules_defaults: bool = False,
     fielding: str | None = None,
     method: str = "auto",
+    rebalance: bool = False,
 ) -> Report:
     """Run the matchup matrix of a roster and every balance metric.
 
@@ -349,6 +365,12 @@ def build_report(
         An earlier report folder (``report`` or ``report --all``): the report gains
         a section "Changes since the baseline" (:mod:`analysis.report.diff`) and
         ``baseline_diff.csv``.
+    rebalance : bool
+        Also propose the whole balanced points table at these settings and prove it
+        with a fresh run (:func:`analysis.runs.rebalance.rebalance`; about 1.5 to 2.5
+        times the report's time): the "Balanced table" section shows it and the
+        folder gains ``rebalance/``. A ruleset that cannot field copies, or a roster
+        without a budget, is refused before any fight.
 
     Returns
     -------
@@ -368,6 +390,10 @@ def build_report(
     ros = resolve_roster(rs, roster)
     chosen = parse_features(feature, list(ros.names))
     old = baseline_folder(baseline, rs.id) if baseline is not None else None
+    if rebalance:  # copies and a budget, before any fight (the rest is the section's to explain)
+        from ..runs.rebalance import rebalance_budget
+
+        rebalance_budget(rs, ros, budget)
     run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
                executor=executor, store=store, rules_defaults=rules_defaults, method=method)
@@ -395,88 +421,14 @@ def build_report(
                             matrix.settings.get("states") or {}, overrides, options, from_text)
               for a in dict.fromkeys(p[0] for p in featured)}
     rep = Report(rs, ros, matrix, balance, settings, featured, curves, 0.0, one_for_one, why)
+    if rebalance:
+        from .balanced import with_rebalance
+
+        rep = with_rebalance(rep, units, run)
     if old is not None:
         rep = dataclasses.replace(rep, baseline=compare_with_baseline(rep, old))
     return dataclasses.replace(rep, elapsed=time.perf_counter() - start)
 
 
-def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log: Callable[[str], None] | None = None,
-              fresh: bool = False, **kwargs: Any) -> dict[str, Any]:
-    """A report for the default roster of every registered ruleset, one folder each, plus an index.
-
-    A ruleset that fails is recorded in the index with its error and the others go on.
-    ``out_dir`` is replaced as a whole at the end (:class:`analysis.report.outdir.OutputFolder`);
-    finished matrix cells are kept in its results store, so a rerun after an
-    interruption computes only the rest (``fresh=True`` ignores the store).
-
-    Returns
-    -------
-    dict
-        ``{"ok": [headline rows], "failed": {ruleset: message}, "seconds": float, "paths": [...]}``.
-    """
-    from sim.errors import InputError
-    from sim.limits import check_names
-
-    from ..stats.checks import check_callable, check_flag, check_path
-    from .outdir import OutputFolder
-
-    out_dir = check_path(out_dir, "out_dir")
-    if rulesets is not None:
-        rulesets = check_names(rulesets, "rulesets")
-        if not rulesets:
-            raise InputError("rulesets: an empty list (None: every registered ruleset)")
-    check_callable(log, "log")
-    check_flag(fresh, "fresh")
-    check_output_dir(out_dir)  # before computing any report
-    baseline = kwargs.pop("baseline", None)
-    baseline_runs: dict[str, Path] = {}
-    if baseline is not None:
-        from .diff import find_runs
-
-        baseline_runs = find_runs(check_path(baseline, "baseline"))  # a bad folder: one line before any fight
-    folder = OutputFolder(out_dir)
-    store = folder.open_store(fresh=fresh)
-    ids = list(rulesets) if rulesets else [r.id for r in sim.rulesets()]
-    reports: list[Report] = []
-    failed: dict[str, str] = {}
-    start = time.perf_counter()
-    try:
-        for rid in ids:
-            t0 = time.perf_counter()
-            try:
-                if baseline is None:
-                    rep = build_report(rid, store=store, **kwargs)
-                elif rid in baseline_runs:
-                    rep = build_report(rid, store=store, baseline=baseline, **kwargs)
-                else:
-                    rep = dataclasses.replace(build_report(rid, store=store, **kwargs), baseline_note=(
-                        f"The baseline {baseline} has no {rid} report (it has: {', '.join(baseline_runs)})."))
-                rep.figures()  # drawn now: a plotting failure is this ruleset's, not the write's
-                reports.append(rep)
-                if log:
-                    log(f"{rid}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
-                        f"{time.perf_counter() - t0:.1f} s" + (f", {rep.matrix.resumed_cells} cells resumed"
-                                                               if rep.matrix.resumed_cells else ""))
-            except Exception as e:  # noqa: BLE001 - one broken ruleset must not stop the others
-                failed[rid] = f"{type(e).__name__}: {' '.join(str(e).split())}"
-                if log:
-                    log(f"{rid}: FAILED ({failed[rid]})")
-        paths = folder.replace(lambda staging: _write_tree(staging, reports, failed))
-    finally:
-        folder.close()
-    return {"ok": [r.headline() for r in reports], "failed": failed, "seconds": time.perf_counter() - start,
-            "paths": paths}
-
-
-def _write_tree(out: Path, reports: Sequence[Report], failed: Mapping[str, str]) -> list[Path]:
-    """Every report's folder and the index, into ``out``."""
-    from .html import render_index
-    from .markdown import index
-
-    paths: list[Path] = []
-    for rep in reports:
-        paths += rep.write(out / rep.ruleset.id)
-    headlines = [rep.headline() for rep in reports]
-    paths.append(atomic_write_text(out / "index.html", render_index(headlines, failed)))
-    paths.append(atomic_write_text(out / "index.md", index(headlines, failed)))
-    return paths
+# report --all lives beside this module; it is named here too (analysis.report.build.write_all)
+from .report_all import write_all  # noqa: E402

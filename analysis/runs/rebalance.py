@@ -54,7 +54,7 @@ from .expected_curves import complete_expected_curves, price_rng
 from .fielding import budget_in_force, profile_key, unfieldable
 from .matrix import matchup_matrix, resolve_roster
 
-__all__ = ["rebalance", "check_rebalance", "RebalanceResult", "verification_seed", "CHANGES_COLUMNS", "VERIFICATION_COLUMNS"]
+__all__ = ["rebalance", "check_rebalance", "rebalance_budget", "RebalanceResult", "verification_seed", "CHANGES_COLUMNS", "VERIFICATION_COLUMNS"]
 
 CHANGES_COLUMNS = ["unit", "old_points", "new_points", "change_pct", "new_lo", "new_hi", "changed", "locked",
                    "balanceable", "note"]
@@ -235,13 +235,7 @@ def _split(weights: pd.Series, classes: Mapping[str, list[str]]) -> pd.Series:
 def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Sequence[str] = (), round_to: Any = 1,
                     tolerance: Any = DEFAULT_TOLERANCE, seed: Any = DEFAULT_SEED) -> tuple[float, tuple[str, ...]]:
     """Every check of a rebalance that needs no fight (one clear line each): the budget in force and the locks."""
-    if not rs.fields_copies:
-        raise InputError(f"{rs.id}: {rs.copies_refusal}, so a side cannot field copies and points cannot be "
-                         "balanced at equal points; its fair prices come from `meleelab report` (the calibration "
-                         "model)")
-    in_force = budget_in_force(rs, ros, budget)
-    if in_force is None:
-        raise InputError(f"{rs.id}: a rebalance needs a budget (give --budget POINTS, or budget = N in the roster)")
+    in_force = rebalance_budget(rs, ros, budget)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"seed: got {seed!r}, expected a non-negative integer")
     locked = _check(ros, rs, list(lock), round_to, tolerance)
@@ -252,6 +246,18 @@ def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Seque
         if why is not None:
             raise InputError(f"budget {in_force:g}: {u} {why}")
     return in_force, locked
+
+
+def rebalance_budget(rs: Ruleset, ros: Roster, budget: Any = None) -> float:
+    """The budget a rebalance of this roster fights at; one clear line where copies or a budget are missing."""
+    if not rs.fields_copies:
+        raise InputError(f"{rs.id}: {rs.copies_refusal}, so a side cannot field copies and points cannot be "
+                         "balanced at equal points; its fair prices come from `meleelab report` (the calibration "
+                         "model)")
+    in_force = budget_in_force(rs, ros, budget)
+    if in_force is None:
+        raise InputError(f"{rs.id}: a rebalance needs a budget (give --budget POINTS, or budget = N in the roster)")
+    return in_force
 
 
 def rebalance(
