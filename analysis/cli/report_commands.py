@@ -138,9 +138,13 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
               help="A matchup to show in detail (repeatable; default: the most lopsided and the most even cell).")
 @click.option("--baseline", type=str, default=None, metavar="DIR",
               help="An earlier report folder: adds a section of what changed beyond the noise since then.")
+@click.option("--rebalance", "with_rebalance", is_flag=True,
+              help="Also propose the whole balanced points table at these settings and prove it with a fresh run "
+                   "(the 'Balanced table' section and DIR/rebalance/; about 1.5-2.5x the report's time).")
 @report_run_options
 @_fresh_option
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tuple[str, ...], baseline: str | None,
+               with_rebalance: bool,
                roster: str | None, units: str | None,
                unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
                rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int,
@@ -174,7 +178,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
                                    half_width=half_width, max_trials=max_trials, rounds=rounds,
                                    max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
                                    method=method, workers=workers, executor=executor, fresh=fresh, baseline=baseline,
-                                   progress=update)
+                                   progress=update, rebalance=with_rebalance)
         finally:
             close()
         click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
@@ -188,6 +192,10 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
     rs = sim.get_ruleset(ruleset)
     ros = roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
+    if with_rebalance:  # before the output folder: a ruleset without copies or a budget has no balanced table
+        from ..runs.rebalance import rebalance_budget
+
+        rebalance_budget(rs, ros, budget)
     check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)], "report")
     update, close = count_bar(quiet, f"{rs.id} report", "cells")
@@ -200,7 +208,8 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
                                rules_defaults=rules_defaults, fielding=fielding, method=method, states=states,
                                overrides=overrides, options=options, workers=workers, progress=update,
                                from_text=True, budget=budget, executor=executor,
-                               store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline)
+                               store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline,
+                               rebalance=with_rebalance)
         paths = folder.replace(rep.write)
     finally:
         folder.close()

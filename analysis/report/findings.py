@@ -26,7 +26,7 @@ def rt_interval(lo: Any, hi: Any) -> str:
     return fmt_interval(lo, hi, "pct")
 
 __all__ = ["Link", "Code", "Finding", "findings", "MD_ANCHORS", "row_id", "HOW_MANY", "role_goal", "MIRROR_RANGE",
-           "ROLE_SHARE", "balanced_table_text"]
+           "ROLE_SHARE"]
 
 #: How many over- and under-priced units the findings name.
 HOW_MANY = 3
@@ -260,19 +260,6 @@ def _verdict_item(i: Any, r: Any) -> tuple[Any, ...]:
     """``Unit: advice (reason)``, the whole sentence linked to the unit's row of the verdicts table."""
     return (f"{r['unit']}: ", Link(f"{r['advice']} ({r['reason']})" if r["advice"] else str(r["reason"]),
                                    row_id("verdict", i), "verdicts"))
-
-
-def balanced_table_text(rep: Any) -> str:
-    """The "Balanced table" section's text: how to get the whole balanced points table ("" without copies)."""
-    if rep.matrix.budget is None or not getattr(rep.ruleset, "fields_copies", False):
-        return ""
-    rid = rep.ruleset.id
-    return (f"Every fair price above assumes the other prices stay put. `meleelab rebalance {rid}` reprices the "
-            "whole roster at once, at these settings, until every unit scores 50% (within 2 pp) against the "
-            "repriced roster at equal points; it then fights the proposed table again at a seed derived from "
-            "--seed to prove it, names any unit that points alone cannot balance, and writes rebalanced.toml (the "
-            "roster with the new points), changes.csv and verification.csv (the guide, section 9.2, gives its "
-            "measured results and times on the shipped rosters).")
 
 
 def _balanced_table(rep: Any) -> Finding | None:

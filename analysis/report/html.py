@@ -22,7 +22,8 @@ import pandas as pd
 from ..stats.estimates import order_key
 from . import tables as rt
 from .cell_stats import exact_sentence
-from .findings import Code, Link, balanced_table_text, findings, row_id
+from .balanced import SECTION_COLUMNS, balanced_lines, balanced_table, balanced_table_text
+from .findings import Code, Link, findings, row_id
 
 __all__ = ["SECTION_TITLES", "environment", "data_uri", "report_context", "render_report", "render_index"]
 
@@ -113,7 +114,7 @@ def _matchups(rep: Any, uri: Mapping[str, str]) -> list[dict[str, Any]]:
     return out
 
 
-def _rerun(rep: Any) -> str:
+def rerun_command(rep: Any) -> str:
     """The command that repeats the run (the settings that differ from the defaults; roster and --set as given)."""
     from ..runs.defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS
 
@@ -206,6 +207,9 @@ def report_context(rep: Any) -> dict[str, Any]:
         "verdicts": rt.table_view(getattr(b, "verdicts", pd.DataFrame()), rt.VERDICTS,
                                   row_ids=lambda i: row_id("verdict", i)),
         "balanced_text": balanced_table_text(rep),
+        "balanced_lines": balanced_lines(rep),
+        "balanced_table": None if balanced_table(rep) is None else rt.table_view(balanced_table(rep),
+                                                                                  SECTION_COLUMNS),
         "fair": {"definition": str(fp.attrs.get("definition", "")), "model": str(fp.attrs.get("model", "")),
                  "intervals": str(fp.attrs.get("intervals", "")),
                  "table": rt.table_view(rt.with_ranges(fp), rt.FAIR_POINTS, row_ids=lambda i: row_id("fair", i),
@@ -216,7 +220,7 @@ def report_context(rep: Any) -> dict[str, Any]:
         "model_paragraphs": [p.strip() for p in b.model_text().split("\n") if p.strip()],  # prose, not a wall
         "featured_chosen": chosen,
         "matchups": _matchups(rep, uri),
-        "rerun": _rerun(rep),
+        "rerun": rerun_command(rep),
         "provenance": to_json(rep.metadata()["provenance"]),
         "files": rep.file_names(),
     }

@@ -14,8 +14,9 @@ import pandas as pd
 
 from ..stats.estimates import order_key
 from . import tables as rt
+from .balanced import SECTION_COLUMNS, balanced_lines, balanced_table, balanced_table_text
 from .cell_stats import exact_sentence
-from .findings import balanced_table_text, findings
+from .findings import findings
 from .findings import markdown as findings_markdown
 from .safe_markdown import md_cell, md_link, md_text
 
@@ -75,6 +76,10 @@ def summary(rep: Any) -> str:
               rt.markdown_table(b.efficiency, rt.EFFICIENCY), "", md_text(b.model_text()), ""]
     if balanced_table_text(rep):
         lines += ["## Balanced table", "", md_text(balanced_table_text(rep)), ""]
+        if balanced_table(rep) is not None:
+            lines += [f"- {md_text(line)}" for line in balanced_lines(rep)]
+            lines += ["", rt.markdown_table(balanced_table(rep), SECTION_COLUMNS), "",
+                      "Every file of the proposal: [rebalance/summary.md](rebalance/summary.md).", ""]
     if rep.one_for_one is not None:
         wide = (100 * rep.one_for_one.wide("p_attacker")).rename_axis("attacker").reset_index()
         cols = [rt.Column("attacker", "Attacker \\ defender")] + [rt.Column(c, str(c), "num") for c in wide.columns[1:]]

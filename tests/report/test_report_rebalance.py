@@ -1,0 +1,67 @@
+"""``report --rebalance``: the whole balanced points table inside the report, the same as ``rebalance`` alone."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from analysis.cli import main
+from analysis.report.build import build_report, write_all
+from analysis.runs.rebalance import rebalance
+from sim.errors import InputError
+
+QUICK = {"max_trials": 2_048, "half_width": 0.05}
+UNITS = ["Sellsword", "Knight", "Brawler"]
+
+
+def test_the_report_shows_the_proposal_that_rebalance_alone_makes(tmp_path):
+    rep = build_report("duel", units=UNITS, seed=5, rebalance=True, **QUICK)
+    assert rep.rebalance is not None and rep.settings["rebalance"] is True
+    # the table in the report is the one `meleelab rebalance` makes at the same settings and seed
+    alone = rebalance("duel", rep.rebalance.roster, seed=5, **QUICK)
+    assert rep.rebalance.prices == alone.prices
+    assert rep.rebalance.verification_seed == alone.verification_seed
+    pd.testing.assert_frame_equal(rep.rebalance.verification, alone.verification)
+
+    page = rep.html()
+    section = page[page.index('id="balanced"'):page.index('id="one-for-one"')]
+    assert 'href="rebalance/report.html"' in section and "Balanced points" in section
+    for u in UNITS:
+        assert u in section
+    assert "meleelab rebalance duel --seed 5" in section
+    md = rep.markdown()
+    assert "| Balanced points |" in md and "(rebalance/summary.md)" in md
+
+    paths = rep.write(tmp_path / "r")
+    written = {p.relative_to(tmp_path / "r").as_posix() for p in paths}
+    assert {"rebalance/rebalanced.toml", "rebalance/changes.csv", "rebalance/verification.csv",
+            "rebalance/report.html"} <= written
+    assert set(rep.metadata()["files"]) <= written
+    changes = pd.read_csv(tmp_path / "r" / "rebalance" / "changes.csv").set_index("unit")
+    assert changes["new_points"].to_dict() == alone.prices
+    # the units of the report, alone: the written roster holds those three
+    assert re.findall(r'name = "([^"]+)"', (tmp_path / "r" / "rebalance" / "rebalanced.toml").read_text()) == UNITS
+
+
+def test_a_report_without_copies_refuses_rebalance_before_any_fight(tmp_path, capsys):
+    with pytest.raises(InputError, match="cannot field copies"):
+        build_report("mecha", rebalance=True, **QUICK)
+    assert main(["report", "mecha", "--rebalance", "--out", str(tmp_path / "m"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot field copies" in err and not (tmp_path / "m").exists()
+
+
+def test_report_all_rebalances_only_the_rulesets_that_field_copies(tmp_path):
+    result = write_all(tmp_path / "all", rulesets=["mecha"], rebalance=True, max_trials=512)
+    assert not result["failed"] and not (tmp_path / "all" / "mecha" / "rebalance").exists()
+
+
+def test_a_roster_points_cannot_balance_gets_the_reason_in_its_section():
+    # at 120 points Goblin Mob would need more copies than a side fields: one unit is left to balance
+    rep = build_report("duel", units=["Sellsword", "Goblin Mob"], seed=1, rebalance=True, **QUICK)
+    assert rep.rebalance is None and "fewer than two units can be balanced" in rep.rebalance_note
+    page = rep.html()
+    section = page[page.index('id="balanced"'):page.index('id="one-for-one"')]
+    assert "points alone cannot balance this roster" in section and "Goblin Mob" in section
