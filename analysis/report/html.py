@@ -206,7 +206,9 @@ def report_context(rep: Any) -> dict[str, Any]:
         "cycles": rt.table_view(b.cycles, rt.CYCLES, row_ids=lambda i: row_id("cycle", i)),
         "verdicts": rt.table_view(getattr(b, "verdicts", pd.DataFrame()), rt.VERDICTS,
                                   row_ids=lambda i: row_id("verdict", i)),
-        "balanced_text": balanced_table_text(rep),
+        # `command` spans of the text as code (even pieces of the split are prose, odd ones commands)
+        "balanced_text": _parts([Code(t) if i % 2 else t for i, t in enumerate(balanced_table_text(rep).split("`"))
+                                 if t]),
         "balanced_lines": balanced_lines(rep),
         "balanced_table": None if balanced_table(rep) is None else rt.table_view(balanced_table(rep),
                                                                                   SECTION_COLUMNS),
