@@ -66,8 +66,10 @@ def balanced_table_text(rep: Any) -> str:
     rid = rep.ruleset.id
     rb, note = getattr(rep, "rebalance", None), getattr(rep, "rebalance_note", "")
     if rb is not None:
+        how = "at its own settings" if getattr(rep.matrix, "fielding", "") == "expected" else \
+            "at its own settings but with expected fielding (a rebalance needs prices that act continuously)"
         return ("Every fair price above assumes the other prices stay put. This report also repriced the whole "
-                "roster at once, at its own settings, until every unit scored 50% (within "
+                f"roster at once, {how}, until every unit scored 50% (within "
                 f"{100 * rb.tolerance:g} pp) against the repriced roster at equal points, then fought the proposed "
                 f"table again at a fresh seed ({rb.verification_seed}) to prove it. The proposal, with "
                 "rebalanced.toml (the roster with the new points), changes.csv and verification.csv, is in the "

@@ -205,15 +205,18 @@ class ResultsStore:
     path : str or Path
         The database file (created with its folder).
     fresh : bool
-        Ignore what is stored (``--fresh``): nothing is read, new results are
-        still saved (replacing old rows).
+        Ignore what was stored before (``--fresh``): no earlier row is read; new
+        results are still saved (replacing old rows), and this store hands them
+        out again (a report's cells to its own rebalance).
     signer : analysis.runs.store_check.RowSigner, optional
         Signs and verifies rows (default: this user's key).
 
     Attributes
     ----------
     reused : set of str
-        Keys of the rows handed out (cells taken from the store).
+        Keys of the rows handed out that earlier runs stored (cells taken from the store).
+    shared : set of str
+        Keys of the rows handed out that this store saved itself (cells fought earlier in the same command).
     ignored : set of str
         Keys of rows found but not used: unsigned, signed with another key,
         edited, inconsistent, or not fitting their job (:meth:`reject`).
@@ -229,7 +232,9 @@ class ResultsStore:
         self.fresh = fresh
         self.signer = signer or RowSigner()
         self.reused: set[str] = set()
+        self.shared: set[str] = set()
         self.ignored: set[str] = set()
+        self._mine: set[str] = set()  # keys this store saved: trusted under fresh, and not "from an earlier run"
         self._db: sqlite3.Connection | None = None
         with self._errors("open"):
             try:
@@ -286,7 +291,7 @@ class ResultsStore:
 
     def get(self, key: str) -> tuple[Tally, list[Tally] | None] | None:
         """The stored ``(tally, blocks)`` of ``key``, or None (absent, or not to be trusted: see :attr:`ignored`)."""
-        if self.fresh:
+        if self.fresh and key not in self._mine:
             return None
         with self._errors("read"):
             row = self.db.execute("SELECT tally, blocks, mac FROM cells WHERE key = ? AND format = ?",
@@ -303,12 +308,13 @@ class ResultsStore:
         except (ValueError, TypeError, RecursionError):
             self.ignored.add(key)  # signed but inconsistent (a bug, or a key that leaked): never used
             return None
-        self.reused.add(key)
+        (self.shared if key in self._mine else self.reused).add(key)
         return tally, blocks
 
     def reject(self, key: str) -> None:
         """Count a row handed out by :meth:`get` as not used after all (it does not fit its job)."""
         self.reused.discard(key)
+        self.shared.discard(key)
         self.ignored.add(key)
 
     def put(self, key: str, tally: Tally, blocks: list[Tally] | None = None, label: str = "") -> None:
@@ -320,6 +326,7 @@ class ResultsStore:
         with self._errors("write"):
             self.db.execute("INSERT OR REPLACE INTO cells (key, format, label, tally, blocks, mac) "
                             "VALUES (?, ?, ?, ?, ?, ?)", row)
+        self._mine.add(key)
 
     def __len__(self) -> int:
         with self._errors("read"):

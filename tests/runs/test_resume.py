@@ -135,6 +135,21 @@ def test_rerun_reuses_cells_and_a_changed_unit_recomputes_only_its_cells(tmp_pat
         assert matchup_matrix("duel", ros, store=store, **kw).resumed_cells == 0
 
 
+def test_a_fresh_store_ignores_earlier_rows_but_hands_out_the_cells_it_saved_itself(tmp_path):
+    """report --fresh --rebalance: the rebalance reuses the report's cells, never a row of an earlier run."""
+    ros = sim.default_roster("duel")
+    kw = dict(units=["Sellsword", "Knight"], half_width=0.02, max_trials=4_000, seed=5)
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        matchup_matrix("duel", ros, store=store, **kw)
+    with ResultsStore(tmp_path / "s.sqlite", fresh=True) as store:
+        first = matchup_matrix("duel", ros, store=store, **kw)
+        assert first.resumed_cells == 0  # the earlier run's rows are not read
+        again = matchup_matrix("duel", ros, store=store, **kw)
+        assert again.resumed_cells == 4 and again.long.equals(first.long)
+        # handed out, but fought in this command: no "came from the results store" note
+        assert not store.reused and len(store.shared) == 4
+
+
 def test_cli_rerun_resumes_and_fresh_recomputes(tmp_path, capsys):
     out = tmp_path / "m"
     args = ["matrix", "mecha", "--units", "AFS,Nutrocker", "--seed", "2", "--max-trials", "5000", "--quiet",
