@@ -261,9 +261,9 @@ def test_rows_are_signed_with_the_key_and_the_values(tmp_path, key):
     assert not RowSigner(tmp_path / "other.key").verify("k", 2, '{"a": 1}', None, mac)
     with ResultsStore(tmp_path / "s.sqlite") as store:  # a row that fits no job is counted as ignored
         store.put("k", sim.fight("mecha", "AFS", "Gustav", trials=10, seed=1, method="mc").tally)
-        assert store.get("k") is not None and store.reused == {"k"}
+        assert store.get("k") is not None and store.shared == {"k"}  # saved by this store: not an earlier run's
         store.reject("k")
-        assert store.ignored == {"k"} and not store.reused
+        assert store.ignored == {"k"} and not store.reused and not store.shared
 
 
 # ---------------------------------------------------------- item 4: one run at a time
