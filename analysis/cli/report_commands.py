@@ -140,7 +140,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
               help="An earlier report folder: adds a section of what changed beyond the noise since then.")
 @click.option("--rebalance", "with_rebalance", is_flag=True,
               help="Also propose the whole balanced points table at these settings and prove it with a fresh run "
-                   "(the 'Balanced table' section and DIR/rebalance/; about 1.5-2.5x the report's time).")
+                   "(the 'Balanced table' section and DIR/rebalance/; 1.7-2.5x the report's time).")
 @report_run_options
 @_fresh_option
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tuple[str, ...], baseline: str | None,

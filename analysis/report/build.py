@@ -367,8 +367,8 @@ def build_report(
         ``baseline_diff.csv``.
     rebalance : bool
         Also propose the whole balanced points table at these settings and prove it
-        with a fresh run (:func:`analysis.runs.rebalance.rebalance`; about 1.5 to 2.5
-        times the report's time): the "Balanced table" section shows it and the
+        with a fresh run (:func:`analysis.runs.rebalance.rebalance`; 1.7 to 2.5 times
+        the report's time): the "Balanced table" section shows it and the
         folder gains ``rebalance/``. A ruleset that cannot field copies, or a roster
         without a budget, is refused before any fight.
 
