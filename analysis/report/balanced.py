@@ -73,7 +73,8 @@ def balanced_table_text(rep: Any) -> str:
                 f"{100 * rb.tolerance:g} pp) against the repriced roster at equal points, then fought the proposed "
                 f"table again at a fresh seed ({rb.verification_seed}) to prove it. The proposal, with "
                 "rebalanced.toml (the roster with the new points), changes.csv and verification.csv, is in the "
-                f"rebalance/ folder; `{rebalance_command(rep)}` repeats it on its own.")
+                f"rebalance/ folder; `{rebalance_command(rep)}` repeats it on its own"
+                + (" (on a roster of the report's units alone)." if rep.settings.get("units") else "."))
     if note:
         return f"A balanced table was asked for (--rebalance), but points alone cannot balance this roster: {note}"
     return (f"Every fair price above assumes the other prices stay put. `meleelab rebalance {rid}` reprices the "

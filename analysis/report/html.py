@@ -21,8 +21,8 @@ import pandas as pd
 
 from ..stats.estimates import order_key
 from . import tables as rt
-from .cell_stats import exact_sentence
 from .balanced import SECTION_COLUMNS, balanced_lines, balanced_table, balanced_table_text
+from .cell_stats import exact_sentence
 from .findings import Code, Link, findings, row_id
 
 __all__ = ["SECTION_TITLES", "environment", "data_uri", "report_context", "render_report", "render_index"]

@@ -30,7 +30,7 @@ def test_the_report_shows_the_proposal_that_rebalance_alone_makes(tmp_path):
     assert 'href="rebalance/report.html"' in section and "Balanced points" in section
     for u in UNITS:
         assert u in section
-    assert "<code class=\"opt\">meleelab rebalance duel --seed 5" in section
+    assert "<code class=\"opt\">meleelab rebalance duel --seed 5" in section and "units alone" in section
     md = rep.markdown()
     assert "| Balanced points |" in md and "(rebalance/summary.md)" in md
 
