@@ -191,6 +191,8 @@ class OutputFolder:
         self.path = Path(os.path.realpath(self.given))
         self.command = command
         self.store: ResultsStore | None = None
+        self._made = not os.path.lexists(self.path)  # a failed run leaves no folder it made and stored nothing in
+        self._replaced = False
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"--out {self.given}: a file, expected a folder")
         if self.path == Path(self.path.anchor):
@@ -277,6 +279,7 @@ class OutputFolder:
             for root, _, files in os.walk(staging):
                 _fsync_dir(Path(root))
             self._swap(staging)
+            self._replaced = True
         except BaseException:
             if (staging / STORE_DIR).is_dir() and not (self.path / STORE_DIR).exists() and self.path.is_dir():
                 os.rename(staging / STORE_DIR, self.path / STORE_DIR)
@@ -300,9 +303,18 @@ class OutputFolder:
     def close(self) -> None:
         """Close the store and release the folder's lock (after :meth:`replace`, or without it: a failed run)."""
         try:
+            stored = None  # rows in the store, when this process opened it
             if self.store is not None:
                 store, self.store = self.store, None
-                store.close()
+                try:
+                    stored = len(store)
+                except Exception:  # noqa: BLE001 - an unreadable store is kept as it is, never a second error
+                    stored = None
+                finally:
+                    store.close()
+            if not self._replaced and self._made and stored == 0 and self.path.is_dir() and \
+                    {e.name for e in self.path.iterdir()} <= {STORE_DIR}:
+                shutil.rmtree(self.path, ignore_errors=True)  # bad input or an early failure: nothing to resume
         finally:
             self.lock.release()
 

@@ -316,3 +316,12 @@ def test_the_lock_is_released_after_a_failed_run(tmp_path, capsys):
     assert main(["matrix", "mecha", "--units", "AFS,Nobody", "--out", str(out)]) == 2
     assert main([*MATRIX, "--out", str(out)]) == 0
     assert sorted(os.listdir(tmp_path)) == ["m"]
+
+
+def test_bad_input_leaves_no_new_out_folder(tmp_path, capsys):
+    """A run refused after its --out was locked (an unknown featured unit) leaves no folder it made and stored
+    nothing in; a folder with finished cells stays, to resume."""
+    out = tmp_path / "r"
+    err = one_error(main(["report", "duel", "--feature", "Nobody vs Knight", "--out", str(out), "--quiet"]),
+                    capsys.readouterr().err)
+    assert "no unit 'Nobody'" in err and not out.exists()
