@@ -21,3 +21,15 @@ def _store_key(tmp_path_factory):
 def rng() -> np.random.Generator:
     """A fresh, fixed-seed generator per test, so tests cannot affect each other."""
     return np.random.default_rng(20240601)
+
+
+@pytest.fixture
+def monte_carlo_cells(monkeypatch):
+    """Every cell is Monte Carlo, as with ``--method mc``, for tests about sampled cells (results stores,
+    resumes, the stopping rule, workers and clusters): under ``auto`` one-a-side cells of mecha, duel or pools
+    would be exact, with no sampling and no tasks (tested in tests/runs/test_exact_cells.py).
+    A module takes it with ``pytestmark = pytest.mark.usefixtures("monte_carlo_cells")``."""
+    import sim.exact
+
+    real = sim.exact.choose_method
+    monkeypatch.setattr(sim.exact, "choose_method", lambda *a, **kw: real(*a, **{**kw, "method": "mc"}))

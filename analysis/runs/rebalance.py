@@ -47,6 +47,7 @@ from sim.rulesets import get_ruleset
 
 from ..stats.equilibrium import nash_equilibrium, nash_ranges
 from ..stats.expected import DEFAULT_TOLERANCE, ExpectedCurve, price_curve, roster_scores
+from ..stats.pooling import twin_classes
 from ..stats.rebalancing import Estimate, fixed_point_prices
 from ..stats.strength import payoff_matrix
 from .defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
@@ -199,21 +200,15 @@ def _round_nearest_even(price: float, step: float, est: Any, curves: Mapping[str
 
 def _evaluate(matrix: Any, tolerance: float, excluded: Sequence[str] = ()) -> pd.DataFrame:
     """Scores (with intervals and verdicts; the balanceable units against each other) and Nash weights."""
-    twins = {}
-    for key in set(matrix.twins().values()):
-        members = [u for u, k in matrix.twins().items() if k == key]
-        for u in members:
-            twins[u] = members
+    classes = twin_classes(matrix, list(matrix.units))  # twins fight exactly alike: one score, one weight
+    twins = {m: members for members in classes.values() for m in members}
     kept = [u for u in matrix.units if u not in excluded]
     scores = roster_scores(matrix.long, kept, twins, tolerance).set_index("unit")
     if excluded:  # each excluded unit against the whole roster (it is not held to 50%)
         whole = roster_scores(matrix.long, matrix.units, twins, tolerance).set_index("unit")
         scores = pd.concat([scores, whole.loc[list(excluded)]]).reindex(matrix.units)
     payoff = payoff_matrix(matrix)
-    # twins fight exactly alike: the game is solved once per class and the weight split, so they get one answer
-    classes: dict[str, list[str]] = {}
-    for u in matrix.units:
-        classes.setdefault(twins.get(u, [u])[0], []).append(u)
+    # the game is solved once per twin class and the weight split, so twins get one answer
     reps = list(classes)
     weights = nash_equilibrium(payoff.loc[reps, reps])
     scores["nash"] = _split(weights, classes).reindex(scores.index).fillna(0.0)
@@ -222,8 +217,7 @@ def _evaluate(matrix: Any, tolerance: float, excluded: Sequence[str] = ()) -> pd
     # is a payoff tolerance 2t); a balanced table makes the uniform mix one such, so every unit reaches 1/n
     kept_reps = [r for r in reps if r in kept]
     most = nash_ranges(payoff.loc[kept_reps, kept_reps], tol=2 * tolerance).set_index("unit")["weight_max"]
-    scores["nash_max"] = _split(most, {r: [m for m in classes[r] if m in kept] for r in kept_reps}).reindex(
-        scores.index).fillna(0.0)
+    scores["nash_max"] = _split(most, {r: classes[r] for r in kept_reps}).reindex(scores.index).fillna(0.0)
     return scores
 
 

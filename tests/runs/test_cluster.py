@@ -21,17 +21,7 @@ from sim.rng import BLOCK_TRIALS  # noqa: E402
 from tests.processes import descendants, gone, interrupt_like_a_terminal  # noqa: E402
 
 # Dask clusters start and stop in every test: run by pytest -m slow (.ci/run does), not in the five-minute suite
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def _monte_carlo_cells(monkeypatch):
-    """Every cell here is Monte Carlo, as with ``--method mc``: these tests compare sampled cells across workers
-    and clusters, and under ``auto`` one-a-side cells of mecha, duel or pools would be exact (no tasks at all)."""
-    import sim.exact
-
-    real = sim.exact.choose_method
-    monkeypatch.setattr(sim.exact, "choose_method", lambda *a, **kw: real(*a, **{**kw, "method": "mc"}))
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("monte_carlo_cells")]  # sampled cells (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

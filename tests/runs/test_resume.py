@@ -30,15 +30,8 @@ from tests.processes import descendants, gone, interrupt_like_a_terminal
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _monte_carlo_cells(monkeypatch):
-    """Every cell here is Monte Carlo, as with ``--method mc``: these tests are about sampled cells (results
-    stores, resumes, the stopping rule, progress, cost notes), and under ``auto`` one-a-side cells of mecha,
-    duel or pools would be exact (tested in test_exact_cells.py)."""
-    import sim.exact
-
-    real = sim.exact.choose_method
-    monkeypatch.setattr(sim.exact, "choose_method", lambda *a, **kw: real(*a, **{**kw, "method": "mc"}))
+# sampled cells throughout, as with --method mc (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("monte_carlo_cells")
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -66,14 +66,8 @@ class ShuffledExecutor:
         self._thread.join()
 
 
-@pytest.fixture(autouse=True)
-def _monte_carlo_cells(monkeypatch):
-    """Every cell here is Monte Carlo, as with ``--method mc``: these tests compare sampled cells across workers
-    and clusters, and under ``auto`` one-a-side cells of mecha, duel or pools would be exact (no tasks at all)."""
-    import sim.exact
-
-    real = sim.exact.choose_method
-    monkeypatch.setattr(sim.exact, "choose_method", lambda *a, **kw: real(*a, **{**kw, "method": "mc"}))
+# sampled cells throughout, as with --method mc (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("monte_carlo_cells")
 
 
 @pytest.fixture
