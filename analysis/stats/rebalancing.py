@@ -13,8 +13,9 @@ theirs: the fewest changes, and a unit off only because a worse one is in its
 roster waits for that one to move), moves a unit that points cannot balance to
 its nearest fieldable price and leaves it out of the others' roster (so the
 rest can still all score 50%: a roster's scores average 50%, and a unit stuck
-below would push the others above), and, with no unit
-locked, rescales the prices so that their total stays: the scores of a roster
+below would push the others above; it returns when the repriced roster makes
+its fair price fieldable), and, with no unit locked, rescales the others'
+prices so that the total stays: the scores of a roster
 always average 50%, so the equations fix prices only up to a scale, which the
 total (or the locked units) then fixes. It stops when every balanceable unit
 is within ``tolerance / 2``, or at the noise floor (within three quarters of
@@ -99,9 +100,12 @@ def fixed_point_prices(evaluate: Callable[[Mapping[str, float], frozenset[str]],
     step = 0
     for step in range(1, max_iterations + 1):
         estimates = dict(evaluate(current, frozenset(unbalanceable)))
-        # once points cannot balance a unit it leaves the target for good: the others are balanced without it
-        unbalanceable.update({u: e.note or "points cannot balance it" for u, e in estimates.items()
-                              if not e.fieldable and u not in unbalanceable})
+        # a unit points cannot balance at this table leaves the target (the others are balanced without it); it
+        # comes back once the others' new prices make its fair price fieldable (a grimdark Swarm needing 32 copies
+        # of a side's 25 at the listed prices needs 24 once the roster is repriced), so the verdict is the final one
+        now = {u: e.note or "points cannot balance it" for u, e in estimates.items() if not e.fieldable}
+        regrouped = set(now) != set(unbalanceable)
+        unbalanceable = now
         off = {u: abs(e.score - 0.5) for u, e in estimates.items() if u not in unbalanceable}
         if len(off) < 2:
             break
@@ -111,7 +115,7 @@ def fixed_point_prices(evaluate: Callable[[Mapping[str, float], frozenset[str]],
                 + (f"; points cannot balance {', '.join(unbalanceable)}" if unbalanceable else ""))
         settled = all(math.isclose(current[u], _target(estimates[u], current[u])) for u in unbalanceable
                       if u not in locked)
-        if settled and (worst <= tolerance / 2 or
+        if settled and not regrouped and (worst <= tolerance / 2 or
                         (history and worst <= 0.75 * tolerance and worst >= 0.9 * min(history))):
             converged = True
             break
@@ -129,10 +133,14 @@ def fixed_point_prices(evaluate: Callable[[Mapping[str, float], frozenset[str]],
                 new[u] = _target(estimates[u], current[u])
             elif abs(e.score - 0.5) > bar and math.isfinite(e.fair) and e.fair > 0:
                 new[u] = float(e.fair)
+        # a unit points cannot balance sits at its nearest fieldable price: the rescale and the damping leave it
+        # there, or it would never settle and the search would run to max_iterations
+        pinned = {u for u in unbalanceable if u not in locked}
+        if step > 4:  # damped before the rescale, so the total stays exactly
+            new = {u: new[u] if u in pinned else math.sqrt(current[u] * new[u]) for u in names}
         if not locked:
-            scale = total / sum(new.values())
-            new = {u: new[u] * scale for u in names}
-        if step > 4:
-            new = {u: math.sqrt(current[u] * new[u]) for u in names}
+            hold = pinned if sum(new[u] for u in pinned) < total and len(pinned) < len(names) else set()
+            scale = (total - sum(new[u] for u in hold)) / sum(new[u] for u in names if u not in hold)
+            new = {u: new[u] if u in hold else new[u] * scale for u in names}
         current = adjust(new) if adjust else new
     return FixedPoint(current, estimates, step, converged, unbalanceable, history)

@@ -106,6 +106,46 @@ def test_a_unit_points_cannot_balance_is_named_and_the_rest_are_balanced():
     assert all(abs(scores[u].score - 0.5) < 1e-3 for u in "ABC")
 
 
+def test_with_nothing_locked_a_unit_points_cannot_balance_stays_at_its_floor_and_the_search_settles():
+    s = {"A": 0.0, "B": 0.4, "C": -0.2, "Weak": -3.0}
+    listed = {"A": 30.0, "B": 30.0, "C": 30.0, "Weak": 30.0}
+    floor = 20.0
+    model = logistic_model(s, lambda u, p: p >= floor)
+
+    def evaluate(prices, excluded):
+        out = dict(model(prices, excluded))
+        e = out["Weak"]
+        out["Weak"] = Estimate(e.score, e.fair, e.fair >= floor, floor, "needs more copies than a side can field")
+        return out
+
+    point = fixed_point_prices(evaluate, listed, tolerance=1e-4, max_iterations=60)
+    assert point.converged and point.steps < 60  # the rescale no longer moves Weak off its floor every step
+    assert point.prices["Weak"] == floor and sum(point.prices.values()) == pytest.approx(sum(listed.values()))
+    scores = model(point.prices, frozenset({"Weak"}))
+    assert all(abs(scores[u].score - 0.5) < 1e-3 for u in "ABC")
+
+
+def test_a_unit_left_out_at_the_listed_prices_returns_once_the_repriced_roster_lets_it_be_balanced():
+    # at the listed prices S would need to cost 6 (below the floor of 12); once A, B and C are repriced
+    # from 10 to about 28, its fair price is about 17: fieldable, so it is balanced with the rest
+    s = {"A": 0.0, "B": 0.0, "C": 0.0, "S": -0.5}
+    listed = {"A": 10.0, "B": 10.0, "C": 10.0, "S": 70.0}
+    floor = 12.0
+    model = logistic_model(s, lambda u, p: u != "S" or p >= floor)
+
+    def evaluate(prices, excluded):
+        out = dict(model(prices, excluded))
+        e = out["S"]
+        out["S"] = Estimate(e.score, e.fair, e.fieldable, math.nan if e.fieldable else floor, e.note)
+        return out
+
+    point = fixed_point_prices(evaluate, listed, tolerance=1e-4, max_iterations=60)
+    assert point.converged and point.unbalanceable == {}
+    scale = sum(listed.values()) / sum(math.exp(v) for v in s.values())
+    for u, v in s.items():
+        assert point.prices[u] == pytest.approx(scale * math.exp(v), rel=1e-3), u
+
+
 # ------------------------------------------------------------------ the command
 @pytest.mark.parametrize("argv, needle", [
     (["rebalance", "mecha"], "cannot field copies"),
