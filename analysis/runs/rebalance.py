@@ -54,6 +54,7 @@ from .defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 from .expected_curves import complete_expected_curves, price_rng
 from .fielding import budget_in_force, profile_key, unfieldable
 from .matrix import matchup_matrix, resolve_roster
+from .rounding import round_jointly
 
 __all__ = ["rebalance", "check_rebalance", "rebalance_budget", "RebalanceResult", "verification_seed", "CHANGES_COLUMNS", "VERIFICATION_COLUMNS"]
 
@@ -370,6 +371,8 @@ def rebalance(
     final = {u: prices[u] if u in locked else _round_nearest_even(prices[u], float(round_to), estimates.get(u),
                                                                     curves, classes, u, in_force)
              for u in names}
+    final = round_jointly(bank, rs, ros, prices, final, [*locked, *kept], list(unbalanceable), float(round_to),
+                          in_force, log)
     final = _fieldable_prices(rs, ros, final, in_force)
     rebalanced = _repriced(ros, final)
     v_seed = verification_seed(int(seed))
