@@ -100,3 +100,48 @@ def test_the_rounding_never_leaves_the_table_further_from_50_percent(step):
     start = _nearest(prices, step)
     joint = round_jointly(bank, rs, roster, prices, start, [], [], step, BUDGET)
     assert _gap(bank, joint, roster, profiles) <= _gap(bank, start, roster, profiles)
+
+
+def _brute_force_best(bank, roster, prices, profiles, fixed=()):
+    """The smallest largest gap over every floor/ceiling table, scored by the readable table_scores."""
+    import itertools
+
+    free = [u for u in roster.names if u not in fixed]
+    best = math.inf
+    for combo in itertools.product(*[(math.floor(prices[u]), math.ceil(prices[u])) for u in free]):
+        best = min(best, _gap(bank, {**prices, **dict(zip(free, combo))}, roster, profiles))
+    return best
+
+
+def test_up_to_sixteen_choosing_units_the_table_is_the_best_of_every_rounding():
+    strength = {"Sellsword": 0.0, "Knight": 0.9, "Reaver": 0.35, "Assassin": -0.25, "Ogre": 1.3, "Brawler": 0.6}
+    rs, roster = _roster({u: u for u in strength})
+    prices = {u: 13.0 * math.exp(s) for u, s in strength.items()}
+    bank, profiles = StrengthBank(strength), _profiles(rs, roster)
+    joint = round_jointly(bank, rs, roster, prices, _nearest(prices), [], [], 1.0, BUDGET)
+    assert _gap(bank, joint, roster, profiles) == pytest.approx(_brute_force_best(bank, roster, prices, profiles),
+                                                                abs=1e-12)
+
+
+def test_beyond_the_exhaustive_limit_no_flip_of_one_or_two_units_does_better(monkeypatch):
+    import itertools
+
+    import analysis.runs.rounding as rounding
+
+    monkeypatch.setattr(rounding, "MAX_EXHAUSTIVE", 2)
+    strength = {"Sellsword": 0.0, "Knight": 0.9, "Reaver": 0.35, "Assassin": -0.25, "Ogre": 1.3, "Brawler": 0.6}
+    rs, roster = _roster({u: u for u in strength})
+    prices = {u: 13.0 * math.exp(s) for u, s in strength.items()}
+    bank, profiles = StrengthBank(strength), _profiles(rs, roster)
+    start = _nearest(prices)
+    joint = round_jointly(bank, rs, roster, prices, start, [], [], 1.0, BUDGET)
+    best = _gap(bank, joint, roster, profiles)
+    assert best <= _gap(bank, start, roster, profiles)
+
+    def other(u, table):
+        return math.floor(prices[u]) if table[u] == math.ceil(prices[u]) else math.ceil(prices[u])
+
+    for pair in itertools.combinations(list(strength), 2):
+        for flip in ([pair[0]], [pair[1]], list(pair)):
+            trial = {**joint, **{u: other(u, joint) for u in flip}}
+            assert _gap(bank, trial, roster, profiles) >= best - 1e-12, flip
