@@ -26,7 +26,8 @@ __all__ = ["rebalance_cmd"]
 @click.option("--lock", "lock", multiple=True, metavar="UNIT",
               help="A unit whose price stays (repeatable); with none, the roster's total points stay.")
 @click.option("--round-to", type=Number(0, 1e9), default=1, show_default=True,
-              help="Round every proposed price to a multiple of this many points.")
+              help="Round every proposed price to a multiple of this many points (down or up, whichever keeps the "
+                   "whole table nearest 50%).")
 @click.option("--tolerance", type=Number(0, 25), default=2, show_default=True, metavar="PP",
               help="A unit is balanced when its score is within PP percentage points of 50% (0 < PP <= 25).")
 @precision_options
@@ -52,7 +53,7 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
 
     Prices every unit at equal points (expected fielding) against the roster as
     repriced, repeatedly, until every unit is within --tolerance of 50%; rounds
-    the prices to --round-to; then fights the proposed table again at a seed
+    the prices to --round-to, down or up for the whole table at once; then fights the proposed table again at a seed
     derived from --seed and shows each unit's score before and after, the Nash
     mix before and after and the units still flagged. Units that points alone
     cannot balance are named with the reason.

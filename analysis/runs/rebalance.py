@@ -23,8 +23,9 @@ results store keeps it for the next run.
 Units that points alone cannot balance (their fair price needs more copies than
 a side can field, fewer than one copy, or more copies never help) are named
 with the reason, moved to the nearest fieldable price and left out of the 50%
-target. Prices are rounded to ``round_to``, and the rounded table is fought
-again at a seed derived from ``seed`` (:func:`verification_seed`): the proof.
+target. Prices are rounded to ``round_to``, down or up for the whole table at
+once (:func:`analysis.runs.rounding.round_jointly`), and the rounded table is
+fought again at a seed derived from ``seed`` (:func:`verification_seed`): the proof.
 """
 
 from __future__ import annotations
