@@ -53,8 +53,9 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
 
     Prices every unit at equal points (expected fielding) against the roster as
     repriced, repeatedly, until every unit is within --tolerance of 50%; rounds
-    the prices to --round-to, down or up for the whole table at once; then fights the proposed table again at a seed
-    derived from --seed and shows each unit's score before and after, the Nash
+    the prices to --round-to, down or up for the whole table at once; then
+    fights the proposed table again at a seed derived from --seed and shows
+    each unit's score before and after, the Nash
     mix before and after and the units still flagged. Units that points alone
     cannot balance are named with the reason.
     """

@@ -36,6 +36,9 @@ MAX_EXHAUSTIVE = 16
 #: Rounds of one- and two-unit flips at most, beyond :data:`MAX_EXHAUSTIVE`.
 MAX_PASSES = 50
 
+#: Pair values gathered at once while tables are scored (32 MiB of float64).
+TABLE_CELLS = 1 << 22
+
 
 def _as_points(p: float) -> float:
     return float(int(p)) if float(p).is_integer() else float(p)
@@ -108,16 +111,20 @@ def _badness(pair: np.ndarray, choices: np.ndarray) -> tuple[np.ndarray, np.ndar
     return np.round(dev.max(axis=1), 12), np.round((dev ** 2).sum(axis=1), 12)
 
 
-def _best(pair: np.ndarray, tables: np.ndarray) -> tuple[int, tuple[float, float]]:
-    worst, squares = _badness(pair, tables)
-    i = int(np.lexsort((squares, worst))[0])
-    return i, (float(worst[i]), float(squares[i]))
-
-
 def _per_unit(groups: np.ndarray, unit_group: np.ndarray) -> np.ndarray:
     """Tables of group choices -> tables of unit choices (a unit without a choice reads the zero column)."""
     padded = np.hstack([groups, np.zeros((len(groups), 1), dtype=groups.dtype)])
     return padded[:, unit_group]
+
+
+def _best(pair: np.ndarray, tables: np.ndarray, unit_group: np.ndarray) -> tuple[int, tuple[float, float]]:
+    """The index of the group-choice table with the smallest largest gap (then sum of squares), and those two."""
+    n = pair.shape[0]
+    block = max(1, TABLE_CELLS // (n * n))  # memory stays flat: tables x units x units values per block
+    worst, squares = np.concatenate([np.stack(_badness(pair, _per_unit(tables[b:b + block], unit_group)))
+                                     for b in range(0, len(tables), block)], axis=1)
+    i = int(np.lexsort((squares, worst))[0])
+    return i, (float(worst[i]), float(squares[i]))
 
 
 def _search(pair: np.ndarray, unit_group: np.ndarray, start: np.ndarray) -> np.ndarray:
@@ -125,22 +132,16 @@ def _search(pair: np.ndarray, unit_group: np.ndarray, start: np.ndarray) -> np.n
     2^:data:`MAX_EXHAUSTIVE` of them, else flips of one or two groups from ``start`` while they help."""
     n_groups = len(start)
     if n_groups <= MAX_EXHAUSTIVE:
-        grid = (np.arange(2 ** n_groups)[:, None] >> np.arange(n_groups)[None, :]) & 1
-        best, chosen = None, start
-        for block in range(0, len(grid), 4096):  # memory stays flat: tables x units x units per block
-            rows = grid[block:block + 4096]
-            i, score = _best(pair, _per_unit(rows, unit_group))
-            if best is None or score < best:
-                best, chosen = score, rows[i]
-        return chosen
-    eye = np.eye(n_groups, dtype=int)
+        grid = ((np.arange(2 ** n_groups)[:, None] >> np.arange(n_groups)[None, :]) & 1).astype(np.int8)
+        return grid[_best(pair, grid, unit_group)[0]]
+    eye = np.eye(n_groups, dtype=np.int8)
     flips = np.array([eye[g] for g in range(n_groups)]
                      + [eye[g] + eye[h] for g in range(n_groups) for h in range(g + 1, n_groups)])
-    current = start.copy()
-    _, score = _best(pair, _per_unit(current[None, :], unit_group))
+    current = start.astype(np.int8)
+    _, score = _best(pair, current[None, :], unit_group)
     for _ in range(MAX_PASSES):
         tables = current[None, :] ^ flips
-        i, trial = _best(pair, _per_unit(tables, unit_group))
+        i, trial = _best(pair, tables, unit_group)
         if trial >= score:
             break
         current, score = tables[i], trial
@@ -206,8 +207,8 @@ def round_jointly(bank: CellBank, rs: Any, roster: Any, prices: Mapping[str, flo
     table = {**start, **{u: price_options[u][chosen[group_of[u]]] if u in group_of else price_options[u][0]
                          for u in kept}}
     if log is not None:
-        first = _best(pair, _per_unit(begin[None, :], unit_group))[1][0]
-        last = _best(pair, _per_unit(chosen[None, :], unit_group))[1][0]
+        first = _best(pair, begin[None, :], unit_group)[1][0]
+        last = _best(pair, chosen[None, :], unit_group)[1][0]
         if last < first:
             log(f"rounding chosen for the whole table: largest gap {100 * first:.2f} -> {100 * last:.2f} pp "
                 "on the search's cells")
