@@ -50,8 +50,13 @@ def interrupt_like_a_terminal(args: list[str], workers: int, *, early: bool = Fa
     import sys
     import time
 
+    def as_in_a_terminal() -> None:
+        # a shell's background job (`cmd &`, nohup, some CI runners) hands its children SIGINT ignored, and
+        # Python then never raises KeyboardInterrupt; a terminal's foreground command has it at the default
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
     proc = subprocess.Popen([sys.executable, "-m", "analysis", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=as_in_a_terminal)
     kids: list[int] = []
     err = ""
     try:
