@@ -177,7 +177,7 @@ def _repriced(ros: Roster, prices: Mapping[str, float]) -> Roster:
 
 def _rounded(p: float, step: float) -> float:
     r = max(step, step * round(p / step))
-    return float(int(r)) if float(r).is_integer() else float(r)
+    return float(r)
 
 
 def _round_nearest_even(price: float, step: float, est: Any, curves: Mapping[str, ExpectedCurve],
@@ -197,7 +197,7 @@ def _round_nearest_even(price: float, step: float, est: Any, curves: Mapping[str
     if not all(math.isfinite(v) for v in scores.values()):
         return _rounded(price, step)
     best = min((lo, hi), key=lambda p: (abs(scores[p] - 0.5), abs(p - price)))
-    return float(int(best)) if float(best).is_integer() else float(best)
+    return float(best)
 
 
 def _evaluate(matrix: Any, tolerance: float, excluded: Sequence[str] = ()) -> pd.DataFrame:

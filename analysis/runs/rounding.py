@@ -40,10 +40,6 @@ MAX_PASSES = 50
 TABLE_CELLS = 1 << 22
 
 
-def _as_points(p: float) -> float:
-    return float(int(p)) if float(p).is_integer() else float(p)
-
-
 def table_scores(bank: CellBank, prices: Mapping[str, float], budget: float, units: Sequence[str],
                  excluded: Sequence[str], profile_of: Mapping[str, str]) -> dict[str, float]:
     """Each balanceable unit's score against the balanceable roster at ``prices`` (expected fielding).
@@ -189,7 +185,7 @@ def round_jointly(bank: CellBank, rs: Any, roster: Any, prices: Mapping[str, flo
     for members in groups.values():
         p = sum(float(prices[u]) for u in members) / len(members)
         lo, hi = max(step, step * math.floor(p / step)), max(step, step * math.ceil(p / step))
-        fits = tuple(_as_points(q) for q in dict.fromkeys((lo, hi))
+        fits = tuple(float(q) for q in dict.fromkeys((lo, hi))
                      if unfieldable(rs, dataclasses.replace(roster.unit(members[0]), points=q), budget) is None)
         if len(fits) == 2:
             choosing.append(members)

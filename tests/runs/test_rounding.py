@@ -8,7 +8,7 @@ import math
 import pytest
 
 import sim
-from analysis.runs.fielding import copy_mixture
+from analysis.runs.fielding import copy_mixture, profile_key
 from analysis.runs.rounding import round_jointly, table_scores
 from sim.roster import Roster
 
@@ -56,8 +56,6 @@ def _nearest(prices, step=1.0):
 
 
 def _profiles(rs, roster):
-    from analysis.runs.fielding import profile_key
-
     return {u: profile_key(rs, roster.unit(u)) for u in roster.names}
 
 
