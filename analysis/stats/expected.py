@@ -31,7 +31,7 @@ score lies below ``50% - tolerance`` (above ``50% + tolerance``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ from .estimates import row_trials
 from .fair_prices import FAIR_COLUMNS, _quantiles
 
 __all__ = ["ExpectedCurve", "linear_crossing", "price_curve", "EXPECTED_COLUMNS", "EXPECTED_MODEL",
-           "DEFAULT_TOLERANCE", "verdict_of", "roster_scores", "expected_curves_frame", "expected_frame"]
+           "DEFAULT_TOLERANCE", "verdict_of", "unit_scores", "SCORE_DEFINITION", "expected_curves_frame", "expected_frame"]
 
 #: Practical tolerance of a verdict and of a rebalance, in score (0.02 = 2 percentage points).
 DEFAULT_TOLERANCE = 0.02
@@ -58,9 +58,9 @@ EXPECTED_MODEL = (
     "unit at its own expected copies, itself at the same price scoring 1/2) is exactly linear between whole "
     "copies. The fair price is B / c*, where c* is the crossing of 50% between the two whole copy counts that "
     "bracket it. fair_lo/fair_hi is the Monte Carlo interval (cells redrawn within their errors); "
-    "roster_lo/roster_hi the range when each opponent in turn is left out of the roster. A unit is flagged "
-    "over- or underpriced when the 95% interval of its score at its listed price lies wholly outside 50% +- the "
-    "tolerance.")
+    "roster_lo/roster_hi the range when each opponent in turn is left out of the roster. This is each unit's fair "
+    "price alone, every other price as listed; the verdicts and the advised prices come from one joint answer "
+    "(the fewest price changes that balance the roster), not from these.")
 
 
 @dataclass
@@ -72,13 +72,15 @@ class ExpectedCurve:
     units : list of str
         The class's units (the first one's cells are fought; the others are its twins).
     opponents : list of str
-        Every other unit of the roster, each at its own expected copies.
+        One unit of every other class of the roster (its representative), each at its own expected copies.
     roster_size : int
         Units in the roster: the class's own units count as opponents scoring 1/2.
     scores : dict
         ``k -> (score, variance)`` arrays over ``opponents`` (side-averaged, NaN where not fought).
     limit : int or None
         The most copies a side can field (None: not reached by the search).
+    weights : array or None
+        Units of the roster each opponent stands for (its class's size; None: one each).
     """
 
     units: list[str]
@@ -86,17 +88,21 @@ class ExpectedCurve:
     roster_size: int
     scores: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     limit: int | None = None
+    weights: np.ndarray | None = None
+
+    def _w(self) -> np.ndarray:
+        return np.ones(len(self.opponents)) if self.weights is None else np.asarray(self.weights, float)
 
     def ks(self) -> list[int]:
         return sorted(self.scores)
 
     def mean(self, k: int, drop: int | None = None) -> float:
-        """Score against the roster fielding ``k`` copies (``drop``: leave opponent ``drop`` out of the roster)."""
+        """Score against the roster fielding ``k`` copies (``drop``: one unit of opponent ``drop`` left out)."""
         s = self.scores[k][0]
-        own = len(self.units)
+        own, w = len(self.units), self._w()
         if drop is None:
-            return float((0.5 * own + s.sum()) / self.roster_size)
-        return float((0.5 * own + s.sum() - s[drop]) / (self.roster_size - 1))
+            return float((0.5 * own + (w * s).sum()) / self.roster_size)
+        return float((0.5 * own + (w * s).sum() - s[drop]) / (self.roster_size - 1))
 
     def means(self, drop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(copies tried, score against the roster at each)."""
@@ -110,9 +116,9 @@ class ExpectedCurve:
         parts = [(k, 1.0 - f)] + ([(k + 1, f)] if f > 1e-9 else [])
         if any(kk not in self.scores for kk, _ in parts):
             return math.nan, math.nan
-        own = len(self.units)
-        m = sum(w * (0.5 * own + self.scores[kk][0].sum()) for kk, w in parts) / self.roster_size
-        var = sum(w * w * self.scores[kk][1].sum() for kk, w in parts) / self.roster_size ** 2
+        own, w = len(self.units), self._w()
+        m = sum(wt * (0.5 * own + (w * self.scores[kk][0]).sum()) for kk, wt in parts) / self.roster_size
+        var = sum(wt * wt * (w * w * self.scores[kk][1]).sum() for kk, wt in parts) / self.roster_size ** 2
         return float(m), math.sqrt(max(var, 0.0))
 
     def usable(self) -> bool:
@@ -187,7 +193,7 @@ def price_curve(curve: ExpectedCurve, budget: float, points: float, *, tolerance
     sd = np.sqrt(np.stack([curve.scores[int(k)][1] for k in ks]))
     own = len(curve.units)
     noisy = sc[None] + rng.standard_normal((replicates, *sc.shape)) * sd[None]
-    boot_m = (0.5 * own + noisy.sum(axis=2)) / curve.roster_size
+    boot_m = (0.5 * own + (noisy * curve._w()).sum(axis=2)) / curve.roster_size
     boot = np.array([_price(budget, linear_crossing(ks, row)) for row in boot_m])
     out["replicates"] = boot
     out["fair_points"] = _price(budget, k_star)
@@ -245,38 +251,51 @@ def expected_curves_frame(curves: dict[str, ExpectedCurve]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["units", "copies", "opponent", "score", "score_se"])
 
 
-def roster_scores(long: pd.DataFrame, units: Sequence[str], twins: dict[str, list[str]] | None = None,
-                  tolerance: float = DEFAULT_TOLERANCE) -> pd.DataFrame:
-    """Each unit's score against the roster straight from a matrix's cells (both roles averaged).
+#: The one score of a unit, in every table, file and sentence.
+SCORE_DEFINITION = ("Score: win + draw/2 against the roster as listed, both roles averaged, every unit of the roster "
+                    "counted once (the unit's own mirror match and its twins, units with the same profile and price, "
+                    "count 1/2 each: they fight exactly alike).")
 
-    Under expected fielding a matrix cell is already the mixture at every unit's
-    own expected copies, so a unit's score against the roster at its listed
-    price is the mean of its side-averaged cells, its twins (and itself)
-    counting 1/2; its standard error combines the cells' (independent streams).
+
+def unit_scores(long: pd.DataFrame, classes: Mapping[str, Sequence[str]],
+                tolerance: float = DEFAULT_TOLERANCE) -> pd.DataFrame:
+    """Each unit's one score (:data:`SCORE_DEFINITION`) from a matrix's cells, with its 95% interval.
+
+    Units of one class (twins: same profile and price) fight exactly alike, so a
+    class scores once, from its representative's cells (the first member's),
+    against one representative of every other class weighted by that class's
+    size, and its own members count 1/2. A mirror match side-averaged is exactly
+    1/2 whatever its cell says. Under expected fielding a matrix cell is already
+    the mixture at every unit's expected copies. The standard error combines the
+    cells' (independent streams); an exact cell adds none.
 
     Returns
     -------
     pandas.DataFrame
-        ``unit, score, score_se, score_lo, score_hi, verdict`` (verdict with ``tolerance``).
+        ``unit, score, score_se, score_lo, score_hi, verdict`` (``verdict``: whether the interval lies wholly
+        outside ``50% +- tolerance``), in the classes' member order.
     """
     by = long.set_index(["attacker", "defender"])
-    twins = twins or {}
+    n = sum(len(m) for m in classes.values())
     rows = []
-    k = len(units)
-    for u in units:
-        same = set(twins.get(u, [u])) | {u}
-        total, var = 0.5 * len(same & set(units)), 0.0
-        for o in units:
-            if o in same:
+    for rep, members in classes.items():
+        total, var = 0.5 * len(members), 0.0
+        for other, theirs in classes.items():
+            if other == rep:
                 continue
-            a, d = by.loc[(u, o)], by.loc[(o, u)]
-            total += (a.p_attacker + a.p_draw / 2 + d.p_defender + d.p_draw / 2) / 2
-            # score = win + draw / 2 of one cell: its variance from the cell's effective trials
+            try:
+                a, d = by.loc[(rep, other)], by.loc[(other, rep)]
+            except KeyError:
+                total = var = math.nan
+                break
+            w = len(theirs)
+            total += w * (a.p_attacker + a.p_draw / 2 + d.p_defender + d.p_draw / 2) / 2
             for c, win in ((a, a.p_attacker), (d, d.p_defender)):
-                s = win + c.p_draw / 2
-                var += max(win + c.p_draw / 4 - s * s, 0.0) / max(row_trials(c), 1.0) / 4  # exact: 0
-        score, se = total / k, math.sqrt(var) / k
+                s_ = win + c.p_draw / 2
+                var += w * w * max(win + c.p_draw / 4 - s_ * s_, 0.0) / max(row_trials(c), 1.0) / 4  # exact: 0
+        score, se = total / n, math.sqrt(var) / n
         lo, hi = score - 1.96 * se, score + 1.96 * se
-        rows.append({"unit": u, "score": score, "score_se": se, "score_lo": lo, "score_hi": hi,
-                     "verdict": verdict_of(lo, hi, tolerance)})
+        for u in members:
+            rows.append({"unit": u, "score": score, "score_se": se, "score_lo": lo, "score_hi": hi,
+                         "verdict": verdict_of(lo, hi, tolerance)})
     return pd.DataFrame(rows, columns=["unit", "score", "score_se", "score_lo", "score_hi", "verdict"])
