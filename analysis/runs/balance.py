@@ -17,13 +17,14 @@ from ..stats.expected import DEFAULT_TOLERANCE
 from ..stats.fair_prices import FAIR_PRICE_DEFINITION
 from ..stats.summary import BalanceSummary, summarise
 from .expected_curves import expected_fair_points
+from .advice import advise
 from .pricing import complete_curves
 
 __all__ = ["balance_summary", "BalanceSummary"]
 
 
 def balance_summary(matrix: Any, *, seed: Any = None, progress: Any = None, curves: Any = None,
-                    tolerance: float = DEFAULT_TOLERANCE) -> BalanceSummary:
+                    tolerance: float = DEFAULT_TOLERANCE, advice: dict[str, Any] | None = None) -> BalanceSummary:
     """Every balance metric for ``matrix`` (a MatchupMatrix or its long frame).
 
     Parameters
@@ -39,8 +40,12 @@ def balance_summary(matrix: Any, *, seed: Any = None, progress: Any = None, curv
     curves : dict, optional
         Copy curves already completed (nothing is fought).
     tolerance : float
-        Practical tolerance of a verdict under expected fielding (0.02: a unit whose
-        score at its price is surely more than 2 pp from 50% is flagged).
+        The advice's tolerance (0.02: the fewest price changes after which every unit
+        points can balance scores within 2 pp of 50%; nothing changes while no unit's
+        95% interval lies wholly outside it).
+    advice : dict, optional
+        Further arguments of :func:`analysis.runs.advice.advise` (``lock``, ``max_change``,
+        ``round_to``, ``log``).
 
     Returns
     -------
@@ -63,7 +68,8 @@ def balance_summary(matrix: Any, *, seed: Any = None, progress: Any = None, curv
         fair.attrs.update(definition=FAIR_PRICE_DEFINITION,
                           note=f"budget {matrix.budget:g} points, expected fielding; tolerance "
                                f"{100 * tolerance:g} pp")
-        return summarise(matrix, seed=seed, fair=fair)
+        return summarise(matrix, seed=seed, fair=fair, tolerance=tolerance,
+                         advice=advise(matrix, fair, tolerance=tolerance, **(advice or {})))
     if curves is None:
         curves = complete_curves(matrix, progress)
-    return summarise(matrix, seed=seed, curves=curves)
+    return summarise(matrix, seed=seed, curves=curves, tolerance=tolerance)

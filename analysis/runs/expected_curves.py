@@ -40,8 +40,10 @@ def price_rng(seed: Any, label: str) -> np.random.Generator:
 
 def expected_curves(bank: CellBank, classes: Mapping[str, list[str]], copies: Mapping[str, float],
                     roster: Sequence[str]) -> dict[str, ExpectedCurve]:
-    """One empty curve per class (its representative names it), every other roster unit an opponent."""
-    return {rep: ExpectedCurve(list(members), [o for o in roster if o not in members], len(roster))
+    """One empty curve per class (its representative names it): every other class an opponent, through its
+    representative, weighted by its size (the roster's units each count once)."""
+    return {rep: ExpectedCurve(list(members), [o for o in classes if o != rep], len(roster),
+                               weights=np.array([len(classes[o]) for o in classes if o != rep], float))
             for rep, members in classes.items()}
 
 

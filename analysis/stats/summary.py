@@ -40,7 +40,8 @@ from .estimates import order_key, portable_float
 from .fair_prices import fair_prices, points_efficiency
 from .pooling import collapse, expand_pairs, expand_units, twin_classes
 from .strength import _points, _units, bradley_terry, long_frame, mean_win_rate, payoff_matrix, side_averaged
-from .verdicts import rank_by_significance, role_decided, unit_verdicts
+from .expected import DEFAULT_TOLERANCE, SCORE_DEFINITION
+from .verdicts import Advice, PRICE_VERDICTS, per_unit_advice, rank_by_significance, role_decided
 
 __all__ = ["BalanceSummary", "summarise"]
 
@@ -88,10 +89,12 @@ class BalanceSummary:
     misfit: dict[str, Any] = field(default_factory=dict)
     budget: float | None = None
     twins: dict[str, list[str]] = field(default_factory=dict)
-    #: One reconciled verdict per unit (:func:`analysis.stats.verdicts.unit_verdicts`).
+    #: Every unit's verdict and advice from the one solution (verdicts.csv: :data:`analysis.stats.verdicts.ADVICE_COLUMNS`).
     verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: Pairs whose cells go to the attacker at least 90% both ways (decided by who charges).
     role_decided: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: The one answer: the fewest price changes that balance the roster (:class:`analysis.stats.verdicts.Advice`).
+    advice: Advice | None = None
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """CSV name -> frame for every table."""
@@ -136,7 +139,8 @@ def _rank_with_ties(values: np.ndarray, errors: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFrame | None = None) -> BalanceSummary:
+def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFrame | None = None,
+              advice: Advice | None = None, tolerance: float = DEFAULT_TOLERANCE) -> BalanceSummary:
     """Compute every balance metric for ``matrix`` (a MatchupMatrix or its long frame).
 
     Twins (units with the same profile that field the same copies) are pooled
@@ -145,7 +149,12 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFr
     completed by :func:`analysis.runs.balance.balance_summary`) the fair prices
     come from equal-points fights at neighbouring copy counts; otherwise from the
     calibration model; ``fair`` gives the fair-price table instead (expected
-    fielding, :mod:`.expected`). Nothing is fought here.
+    fielding, :mod:`.expected`). ``advice`` is the one answer
+    (:func:`analysis.runs.advice.advise`: the fewest price changes, found on the
+    fights); without it each unit outside its interval is priced alone (a model
+    whose fair prices do not move with the others'). Every unit's score, in every
+    table, is the advice's (:data:`analysis.stats.expected.SCORE_DEFINITION`).
+    Nothing is fought here.
     """
     frame = long_frame(matrix)
     units = _units(matrix, frame)
@@ -187,27 +196,43 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFr
         dominated["dominated_by"] = ["; ".join(m for d in str(by).split("; ") for m in classes.get(d, [d]))
                                      for by in dominated["dominated_by"]]
     cycles = intransitive_triples(cm, sa=sa)
+    points = _points(matrix)
+    if advice is None:
+        listed = {u: float(points.get(u, np.nan)) if points is not None else np.nan for u in units}
+        advice = per_unit_advice(frame, classes, units, listed, fair, tolerance=tolerance,
+                                 budget=getattr(matrix, "budget", None))
+    one = advice.table.set_index("unit")
     rates_x = expand_units(rates, classes)
+    for col in ("score", "score_se", "score_lo", "score_hi"):  # one score per unit, the advice's, in every table
+        rates_x[col] = rates_x["unit"].map(one[col])
+    rates_x = rates_x.drop(columns=[c for c in ("payoff",) if c in rates_x])
     bt_x = expand_units(bt, classes)
-    eff = points_efficiency(rates_x, fair, _points(matrix))
+    eff = points_efficiency(rates_x, fair, points)
     rk = rates_x.merge(bt_x.rename(columns={"lo": "strength_lo", "hi": "strength_hi", "se": "strength_se"}), on="unit")
     rk["nash_weight"] = rk["unit"].map(dict(zip(nash["unit"], nash["weight"])))
-    # ranked by the score against the roster (the number the price verdict reads), units whose intervals
-    # overlap sharing a rank; the Bradley-Terry strength is a summary shown beside it
+    # ranked by the one score, units whose intervals overlap (or equal exact scores) sharing a rank; the
+    # Bradley-Terry strength is a summary shown beside it
     rk = rk.sort_values(["score", "strength"], ascending=False, kind="mergesort", key=order_key).reset_index(drop=True)
-    if {"score_lo", "score_hi"} <= set(rk.columns) and rk["score_lo"].notna().all():
+    if rk["score_lo"].notna().all():
         rk.insert(0, "rank", rank_by_significance(rk["score"], rk["score_lo"], rk["score_hi"]).to_numpy(int))
     else:
         rk.insert(0, "rank", _rank_with_ties(rk["score"].to_numpy(float), rk["score"].to_numpy(float)))
+    rk["verdict"] = rk["unit"].map(one["verdict"])
     decided = role_decided(frame, units)
     counts = {u: int(((decided["unit_a"] == u) | (decided["unit_b"] == u)).sum()) for u in units}
     rk["role_decided"] = rk["unit"].map(counts)
     sa_x = expand_pairs(sa, classes)
     pay_x = payoff_matrix(_Collapsed(frame, units), sa=sa_x) if any(len(m) > 1 for m in classes.values()) else pay
-    labels = {u: ("=" if (rk["rank"] == r).sum() > 1 else "") + str(int(r)) for u, r in zip(rk["unit"], rk["rank"])}
-    verdicts = unit_verdicts(units, fair, dominated, nash, frame, labels)
+    verdicts = advice.table.copy()
     attrs = dict(fair.attrs)
     fair = fair.copy()
+    # the fair price alone (every other price as listed) beside the one answer: its verdict, advised price, score
+    for col in ("score", "score_lo", "score_hi"):
+        if col in fair or advice.method == "joint":
+            fair[col] = fair["unit"].map(one[col])
+    fair["verdict"] = fair["unit"].map(one["verdict"])
+    fair["flagged"] = fair["verdict"].isin(PRICE_VERDICTS)
+    fair["advised_points"] = fair["unit"].map(one["advised_points"])
     fair["role_decided"] = fair["unit"].map(counts)
     fair.attrs.update(attrs)
     misfit = info.get("misfit", {})
@@ -236,12 +261,12 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFr
                     f"{budget:g} points on the table on average.")
     else:
         fielding = f"Equal points: each side fields floor({budget:g} / points) copies of its unit."
-    model = (f"{fielding}\nConventions: score = win + draw/2; side-averaged = the mean of the unit's attacker and "
-             "defender cells against an opponent; payoff = side-averaged P(win) - P(loss); mirror matches "
-             "excluded from mean rates; dominance needs no opponent where the dominator is worse by 1.96 s.e. "
+    model = (f"{fielding}\n{SCORE_DEFINITION}\nConventions: side-averaged = the mean of the unit's attacker and "
+             "defender cells against an opponent; payoff = side-averaged P(win) - P(loss); the win, draw and "
+             "loss rates are against the other units (mirror matches excluded); dominance needs no opponent where the dominator is worse by 1.96 s.e. "
              "(an exact tie is not worse) and one where it is better by a Bonferroni-corrected margin; cycle "
              "edges are Bonferroni-corrected over pairs.\n"
              + " ".join(str(fair.attrs.get(k, "")) for k in ("definition", "model", "intervals") if fair.attrs.get(k)))
     adv = {k: portable_float(info[k]) for k in ("attacker_advantage", "attacker_advantage_se", "dispersion")}
     return BalanceSummary(ruleset, units, rk, sa_x, pay_x, bt_x, nash, dominated, cycles, fair, eff, adv, model,
-                          notes, misfit, budget, twins, verdicts, decided)
+                          notes, misfit, budget, twins, verdicts, decided, advice)
