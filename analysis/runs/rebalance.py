@@ -1,31 +1,25 @@
-"""Rebalance: one points table under which every unit scores 50% against the repriced roster, proved by a fresh run.
+"""Rebalance: the report's advice written as a roster, and proved on the file written by a fresh run.
 
 The question (Liu and Marschner, AIIDE 2017: one variable per strategy; here
-the variable is points and the game is the rules themselves): find prices such
-that every unit, fielded at ``budget / price`` expected copies
-(:mod:`analysis.runs.fielding`), scores 50% (win + draw / 2, both roles)
-against the roster at those prices, so the uniform mix is an equilibrium: no
-unit is a trap and none an auto-include.
+the variable is points and the game is the rules themselves) has one answer in
+meleelab: the fewest price changes under which every unit that points can
+balance scores within the tolerance of 50% against the repriced roster as
+written (:func:`analysis.runs.advice.advise`, the same answer every report
+gives at the same settings and seed). ``rebalance`` computes it, writes the
+repriced roster, and proves it on exactly that roster:
 
-The solver is a fixed point of fair prices. Each step prices every class of
-identical units against the roster as it now stands
-(:func:`analysis.runs.expected_curves.complete_expected_curves`: the exact
-piecewise-linear crossing of its score), moves the units whose score is further
-than half the tolerance from 50% to their fair price (the others keep theirs:
-the fewest changes), and, with no unit locked, rescales the unlocked prices so
-that the roster's total points stay as they were (the scores of all units always
-average 50%, so the system fixes prices only up to a scale; the locked units
-fix it otherwise). It stops when every balanceable unit is within half the
-tolerance, or after ``max_iterations``. All steps share one
-:class:`~analysis.runs.cells.CellBank`: a whole-copy cell is fought once, and the
-results store keeps it for the next run.
+* a unit that points cannot balance stays in the roster at the price written
+  (the nearest price a side can field, when the advice moves it there) and is an
+  opponent in the proof; ``drop_unbalanceable`` leaves it out of the file (and the
+  proof) instead;
+* the proof fights the written table at :func:`verification_seed`, derived from
+  the seed and the table's content (a new table is checked on new streams), and
+  computes the advice there: "nothing to change" is the proof;
+* with ``robustness``, every unit's score in both tables at 0.5x, 1x and 2x the
+  budget and three seeds (:mod:`analysis.runs.robustness`).
 
-Units that points alone cannot balance (their fair price needs more copies than
-a side can field, fewer than one copy, or more copies never help) are named
-with the reason, moved to the nearest fieldable price and left out of the 50%
-target. Prices are rounded to ``round_to``, down or up for the whole table at
-once (:func:`analysis.runs.rounding.round_jointly`), and the rounded table is
-fought again at a seed derived from ``seed`` (:func:`verification_seed`): the proof.
+The roster's total changes by the advised changes (the fewest changes do not
+rescale the others); the result says by how much.
 """
 
 from __future__ import annotations
@@ -46,18 +40,18 @@ from sim.roster import Roster
 from sim.ruleset import Ruleset
 from sim.rulesets import get_ruleset
 
-from ..stats.equilibrium import nash_equilibrium, nash_ranges
-from ..stats.expected import DEFAULT_TOLERANCE, ExpectedCurve, price_curve, roster_scores
-from ..stats.pooling import twin_classes
-from ..stats.rebalancing import Estimate, fixed_point_prices
-from ..stats.strength import payoff_matrix
+from ..stats.expected import DEFAULT_TOLERANCE
+from ..stats.verdicts import CANNOT, PRICE_VERDICTS, Advice
+from .advice import advise, check_advice_arguments
+from .balance import balance_summary
 from .defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
-from .expected_curves import complete_expected_curves, price_rng
-from .fielding import budget_in_force, profile_key, unfieldable
+from .fielding import budget_in_force, unfieldable
 from .matrix import matchup_matrix, resolve_roster
-from .rounding import round_jointly
+from .robustness import robustness as robustness_scores
+from .robustness import robustness_seeds
 
-__all__ = ["rebalance", "check_rebalance", "rebalance_budget", "RebalanceResult", "verification_seed", "CHANGES_COLUMNS", "VERIFICATION_COLUMNS"]
+__all__ = ["rebalance", "check_rebalance", "rebalance_budget", "RebalanceResult", "verification_seed",
+           "CHANGES_COLUMNS", "VERIFICATION_COLUMNS"]
 
 CHANGES_COLUMNS = ["unit", "old_points", "new_points", "change_pct", "new_lo", "new_hi", "changed", "locked",
                    "balanceable", "note"]
@@ -67,46 +61,59 @@ VERIFICATION_COLUMNS = ["unit", "points_before", "points_after", "score_before",
                         "nash_max_after"]
 
 
-def verification_seed(seed: int) -> int:
-    """The verification run's seed: 63 bits of blake2b of ``"<seed>:verification"`` (recorded, never ``seed``)."""
-    digest = hashlib.blake2b(f"{int(seed)}:verification".encode("ascii"), digest_size=8).digest()
+def verification_seed(seed: int, prices: Mapping[str, float] | None = None) -> int:
+    """The proof's seed: 63 bits of blake2b of the seed and the table written (never ``seed`` itself).
+
+    A different table is checked on different streams, so a proof never reuses the
+    search's noise, nor the noise of an earlier proof of another table.
+    """
+    table = "" if prices is None else ";".join(f"{u}={float(p)!r}" for u, p in sorted(prices.items()))
+    digest = hashlib.blake2b(f"{int(seed)}:verification:{table}".encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 1
 
 
 @dataclass(frozen=True)
 class RebalanceResult:
-    """A proposed points table and its proof.
+    """The advised points table, as written, and its proof.
 
     Attributes
     ----------
     ruleset : str
     budget : float
     roster, rebalanced : Roster
-        The roster as given, and with the proposed points.
+        The roster as given, and the roster written (``rebalanced.toml``: the advised prices,
+        without the dropped units).
     changes : DataFrame
-        :data:`CHANGES_COLUMNS`: one row per unit (``new_lo``/``new_hi`` the new price's
-        95% Monte Carlo interval at the last step).
+        :data:`CHANGES_COLUMNS`: one row per unit; ``new_lo``/``new_hi`` the price window that keeps the
+        unit within the tolerance, the others as written (from its copy curve in the proof).
     verification : DataFrame
-        :data:`VERIFICATION_COLUMNS`: every unit's score against the roster before (at
-        ``seed``) and after (the rounded table fought at :attr:`verification_seed`),
-        with 95% intervals, Nash weights and verdicts.
+        :data:`VERIFICATION_COLUMNS`: every unit's score against the roster before (at ``seed``) and
+        after (the written table fought at :attr:`verification_seed`), with 95% intervals, Nash weights
+        and verdicts (each the advice's at its table).
     excluded : dict
-        Unit -> why points alone cannot balance it (left out of the 50% target).
+        Unit -> why points alone cannot balance it (not held to the tolerance; still in the roster
+        and the proof unless dropped).
+    dropped : dict
+        Unit -> why it was left out of the file (``drop_unbalanceable``).
     locked : tuple of str
     tolerance, round_to : float
+    max_change : float or None
     seed, verification_seed : int
     matrix_runs : int
-        Rosters fought: the original, each solver step that moved a price, and the verification.
-    cells_fought, cells_reused : int
-        Whole-copy cells fought (or taken from the results store), and requests for a cell
-        already fought in this run (the store saved ``cells_from_store`` more).
-    cells_from_store : int
+        Tables fought: the listed one and the written one.
+    cells_fought, cells_reused, cells_from_store : int
     converged : bool
-        Every balanceable unit came within half the tolerance of 50% during the search.
+        Every held unit within the tolerance at the advised table on the search's cells.
     max_deviation : float
-        The largest ``|score - 50%|`` of a balanceable unit in the verification.
+        The largest ``|score - 50%|`` of a held unit in the proof.
     still_flagged : tuple of str
-        Balanceable units whose verified score is surely further than the tolerance from 50%.
+        Units the proof's own advice would reprice (empty: the proof holds).
+    advice, proof : Advice
+        The advice at the listed table, and the advice at the written table in the proof.
+    robustness : DataFrame or None
+        :data:`analysis.runs.robustness.ROBUSTNESS_COLUMNS` (``robustness=True``).
+    total_before, total_after : float
+        The roster's total points, listed and written.
     settings : dict
     """
 
@@ -130,10 +137,22 @@ class RebalanceResult:
     max_deviation: float
     still_flagged: tuple[str, ...]
     settings: dict[str, Any] = field(default_factory=dict)
+    advice: Advice | None = None
+    proof: Advice | None = None
+    robustness: pd.DataFrame | None = None
+    dropped: dict[str, str] = field(default_factory=dict)
+    max_change: float | None = None
+    total_before: float = math.nan
+    total_after: float = math.nan
 
     @property
     def prices(self) -> dict[str, float]:
         return dict(zip(self.changes["unit"], self.changes["new_points"]))
+
+    @property
+    def proved(self) -> bool:
+        """The proof's advice at the written table changes nothing."""
+        return not self.still_flagged
 
     def nash_support(self, when: str = "after") -> list[str]:
         col = self.verification[f"nash_{when}"]
@@ -158,74 +177,6 @@ def _check(ros: Roster, rs: Ruleset, lock: Sequence[str], round_to: Any, toleran
             raise InputError(f"{ros.source}: unit {u!r} has no points; a rebalance needs a positive price for every "
                              "unit")
     return tuple(dict.fromkeys(lock))
-
-
-def _classes(rs: Ruleset, ros: Roster, prices: Mapping[str, float]) -> dict[str, list[str]]:
-    """Representative -> units with its profile and price (they get one price and one score)."""
-    out: dict[str, list[str]] = {}
-    rep_of: dict[tuple[str, float], str] = {}
-    for u in ros.names:
-        key = (profile_key(rs, ros.unit(u)), round(float(prices[u]), 9))
-        out.setdefault(rep_of.setdefault(key, u), []).append(u)
-    return out
-
-
-def _repriced(ros: Roster, prices: Mapping[str, float]) -> Roster:
-    units = {u: dataclasses.replace(ros.unit(u), points=float(prices[u])) for u in ros.names}
-    return Roster(ros.ruleset, units, ros.options, ros.source, ros.description, ros.budget)
-
-
-def _rounded(p: float, step: float) -> float:
-    r = max(step, step * round(p / step))
-    return float(r)
-
-
-def _round_nearest_even(price: float, step: float, est: Any, curves: Mapping[str, ExpectedCurve],
-                        classes: Mapping[str, list[str]], unit: str, budget: float) -> float:
-    """``price`` rounded to a multiple of ``step``: down or up, whichever scores nearer 50% on the unit's curve.
-
-    A whole point is several per cent of a cheap unit's price, enough to move its
-    score by more than a point; the curve of the last step says which way is nearer.
-    """
-    rep = next((r for r, m in classes.items() if unit in m), None)
-    lo = max(step, step * math.floor(price / step))
-    hi = max(step, step * math.ceil(price / step))
-    if rep is None or lo == hi:
-        return _rounded(price, step)
-    curve = curves[rep]
-    scores = {p: curve.at(budget / p)[0] for p in (lo, hi)}
-    if not all(math.isfinite(v) for v in scores.values()):
-        return _rounded(price, step)
-    best = min((lo, hi), key=lambda p: (abs(scores[p] - 0.5), abs(p - price)))
-    return float(best)
-
-
-def _evaluate(matrix: Any, tolerance: float, excluded: Sequence[str] = ()) -> pd.DataFrame:
-    """Scores (with intervals and verdicts; the balanceable units against each other) and Nash weights."""
-    classes = twin_classes(matrix, list(matrix.units))  # twins fight exactly alike: one score, one weight
-    twins = {m: members for members in classes.values() for m in members}
-    kept = [u for u in matrix.units if u not in excluded]
-    scores = roster_scores(matrix.long, kept, twins, tolerance).set_index("unit")
-    if excluded:  # each excluded unit against the whole roster (it is not held to 50%)
-        whole = roster_scores(matrix.long, matrix.units, twins, tolerance).set_index("unit")
-        scores = pd.concat([scores, whole.loc[list(excluded)]]).reindex(matrix.units)
-    payoff = payoff_matrix(matrix)
-    # the game is solved once per twin class and the weight split, so twins get one answer
-    reps = list(classes)
-    weights = nash_equilibrium(payoff.loc[reps, reps])
-    scores["nash"] = _split(weights, classes).reindex(scores.index).fillna(0.0)
-    # equilibria are rarely unique, and the solver returns one vertex: the most weight each balanceable unit gets
-    # in a mix of the balanceable units that none of them beats by more than the tolerance (a score tolerance t
-    # is a payoff tolerance 2t); a balanced table makes the uniform mix one such, so every unit reaches 1/n
-    kept_reps = [r for r in reps if r in kept]
-    most = nash_ranges(payoff.loc[kept_reps, kept_reps], tol=2 * tolerance).set_index("unit")["weight_max"]
-    scores["nash_max"] = _split(most, {r: classes[r] for r in kept_reps}).reindex(scores.index).fillna(0.0)
-    return scores
-
-
-def _split(weights: pd.Series, classes: Mapping[str, list[str]]) -> pd.Series:
-    """A class's weight shared equally by its members."""
-    return pd.Series({m: float(weights.get(r, math.nan)) / len(ms) for r, ms in classes.items() for m in ms})
 
 
 def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Sequence[str] = (), round_to: Any = 1,
@@ -256,6 +207,27 @@ def rebalance_budget(rs: Ruleset, ros: Roster, budget: Any = None) -> float:
     return in_force
 
 
+def _repriced(ros: Roster, prices: Mapping[str, float], drop: Sequence[str] = ()) -> Roster:
+    units = {u: dataclasses.replace(ros.unit(u), points=float(prices[u])) for u in ros.names if u not in drop}
+    return Roster(ros.ruleset, units, ros.options, ros.source, ros.description, ros.budget)
+
+
+def _window(proof_fair: pd.DataFrame, unit: str, budget: float, tolerance: float) -> tuple[float, float]:
+    """The prices at which ``unit`` scores 50% -+ the tolerance, the others as written (its curve in the proof)."""
+    curves = proof_fair.attrs.get("curves") or {}
+    curve = next((c for c in curves.values() if unit in c.units), None)
+    if curve is None or not curve.usable():
+        return math.nan, math.nan
+    from ..stats.expected import linear_crossing
+
+    ks, m = curve.means()
+    out = []
+    for target in (0.5 + tolerance, 0.5 - tolerance):  # more score needs more copies: a lower price
+        k = linear_crossing(ks, m - (target - 0.5))
+        out.append(budget / k if math.isfinite(k) and k > 0 else math.nan)
+    return out[0], out[1]
+
+
 def rebalance(
     ruleset: str | Ruleset,
     roster: Roster | str | Path | None = None,
@@ -280,8 +252,11 @@ def rebalance(
     max_iterations: int = 8,
     progress: Callable[[str], None] | None = None,
     method: str = "auto",
+    max_change: float | None = None,
+    drop_unbalanceable: bool = False,
+    robustness: bool = False,
 ) -> RebalanceResult:
-    """Propose one points table that balances the roster, and fight it again to prove it.
+    """The fewest price changes that balance the roster, written as a roster and proved on it by a fresh run.
 
     Parameters
     ----------
@@ -292,23 +267,30 @@ def rebalance(
     budget : number or None
         Default: the roster's budget.
     lock : sequence of str
-        Units whose price stays; with none, the roster's total points stay.
+        Units whose price stays.
     round_to : float
-        Prices are rounded to a multiple of this (default whole points); the verification fights the rounded table.
+        Prices are multiples of this (default whole points); the proof fights the rounded table.
     tolerance : float
         A unit is balanced when its score is within this of 50% (0.02 = 2 pp), in (0, 0.25].
     seed : int
-        The search's seed; the verification's is :func:`verification_seed` of it.
+        The search's seed; the proof's is :func:`verification_seed` of it and the table.
     half_width, max_trials, rounds, max_rounds, states, overrides, options, workers, from_text, executor, store,
     rules_defaults
         As in :func:`analysis.runs.matrix.matchup_matrix` (the ruleset's balance settings by default).
     max_iterations : int
-        Solver steps at most.
+        Kept for callers of earlier versions: the search's steps are bounded by the advice itself.
     progress : callable, optional
-        ``progress(line)`` after each step.
+        ``progress(line)`` as the search and the proof go.
     method : {"auto", "exact", "mc"}
-        How each whole-copy cell is answered, as in :func:`~analysis.runs.matrix.matchup_matrix`
-        (the search, its matrices and the verification alike).
+        How each whole-copy cell is answered, as in :func:`~analysis.runs.matrix.matchup_matrix`.
+    max_change : float, optional
+        The most any price may change, relative (0.15 = 15%); a unit that needs more is named with what it
+        needs and moved as far as the cap allows.
+    drop_unbalanceable : bool
+        Leave the units that points cannot balance out of the file and the proof (by default they stay,
+        at the price written, as opponents).
+    robustness : bool
+        Also score both tables at 0.5x, 1x and 2x the budget and three seeds (``robustness``).
 
     Returns
     -------
@@ -318,6 +300,12 @@ def rebalance(
     ros = resolve_roster(rs, roster)
     in_force, locked = check_rebalance(rs, ros, budget=budget, lock=lock, round_to=round_to, tolerance=tolerance,
                                        seed=seed)
+    check_advice_arguments(tolerance, round_to, max_change)
+    if not isinstance(drop_unbalanceable, bool) or not isinstance(robustness, bool):
+        raise InputError(f"drop_unbalanceable, robustness: got {drop_unbalanceable!r}, {robustness!r}, "
+                         "expected True or False")
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 1:
+        raise InputError(f"max_iterations: got {max_iterations!r}, expected a positive integer")
     log = progress or (lambda line: None)
     run = dict(half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
                overrides=overrides, options=options, workers=workers, from_text=from_text, executor=executor,
@@ -326,103 +314,81 @@ def rebalance(
     if before.excluded:
         u, why = next(iter(before.excluded.items()))
         raise InputError(f"{u} cannot fight in this roster ({why})")
-    bank, names = before.bank, list(ros.names)
-    log(f"step 0: {len(names)} units at their listed prices, {bank.fought} whole-copy cells")
-    last: dict[str, Any] = {}
-
-    def evaluate(prices: Mapping[str, float], excluded: frozenset[str]) -> dict[str, Estimate]:
-        copies = {u: in_force / prices[u] for u in names}
-        classes = _classes(rs, ros, prices)
-        # a unit points cannot balance leaves the others' roster (their scores then can all be 50%)
-        curves = {rep: ExpectedCurve(list(m), [o for o in names if o not in m and o not in excluded],
-                                     len([o for o in names if o not in excluded or o in m]))
-                  for rep, m in classes.items()}
-        complete_expected_curves(bank, curves, copies)
-        out, raw = {}, {}
-        for rep, members in classes.items():
-            est = price_curve(curves[rep], in_force, prices[rep], tolerance=tolerance, rng=price_rng(seed, rep))
-            for u in members:
-                raw[u] = est
-                out[u] = Estimate(est["score"], est["fair_points"], est["fieldable"], est["nearest_price"],
-                                  est["note"])
-        last.update(classes=classes, curves=curves, raw=raw)
-        return out
-
-    point = fixed_point_prices(evaluate, {u: float(ros.unit(u).points) for u in names}, locked=locked,
-                               tolerance=tolerance, max_iterations=max_iterations, log=log,
-                               adjust=lambda p: _fieldable_prices(rs, ros, p, in_force))
-    prices, estimates, unbalanceable = dict(point.prices), last["raw"], point.unbalanceable
-    classes, curves, converged, runs = last["classes"], last["curves"], point.converged, 1 + point.steps
-    if len(names) - len(unbalanceable) < 2:
-        raise InputError(f"{rs.id}: fewer than two units can be balanced by points at {in_force:g} points "
-                         f"({'; '.join(f'{u}: {w}' for u, w in unbalanceable.items())})")
-    # the fewest changes: a unit whose old price still scores within half the tolerance in the final roster keeps it
-    kept = []
-    for rep, members in classes.items():
-        for u in members:
-            old = float(ros.unit(u).points)
-            if u in locked or u in unbalanceable or math.isclose(old, prices[u]):
-                continue
-            s_old, _ = curves[rep].at(in_force / old)
-            if math.isfinite(s_old) and abs(s_old - 0.5) <= tolerance / 2:
-                prices[u] = old
-                kept.append(u)
-    if kept:
-        log(f"kept at their listed price (still within half the tolerance): {', '.join(kept)}")
-    final = {u: prices[u] if u in locked else _round_nearest_even(prices[u], float(round_to), estimates.get(u),
-                                                                    curves, classes, u, in_force)
-             for u in names}
-    final = round_jointly(bank, rs, ros, prices, final, [*locked, *kept], list(unbalanceable), float(round_to),
-                          in_force, log)
-    final = _fieldable_prices(rs, ros, final, in_force)
-    rebalanced = _repriced(ros, final)
-    v_seed = verification_seed(int(seed))
-    after = matchup_matrix(rs, rebalanced, seed=v_seed, **run)
-    runs += 1
-    eval_before = _evaluate(before, tolerance, list(unbalanceable))
-    eval_after = _evaluate(after, tolerance, list(unbalanceable))
-    balanceable = [u for u in names if u not in unbalanceable]
-    changes = []
+    names = list(ros.names)
+    log(f"the listed table: {len(names)} units, {before.bank.fought} whole-copy cells")
+    options_ = dict(lock=locked, max_change=max_change, round_to=float(round_to), log=log)
+    summary = balance_summary(before, seed=0, tolerance=tolerance, advice=options_)
+    advice = summary.advice
+    dropped: dict[str, str] = {}
+    if drop_unbalanceable:
+        dropped = {u: why for u, why in advice.exempt.items() if "the cap of" not in why}
+        if dropped:
+            log(f"left out of the file (--drop-unbalanceable): {', '.join(dropped)}")
+            advice = advise(before, summary.fair_points, tolerance=tolerance,
+                            units=[u for u in names if u not in dropped], **options_)
+        else:
+            log("--drop-unbalanceable: every unit can be balanced by points, nothing is left out")
+    kept = [u for u in names if u not in dropped]
+    if len(kept) < 2:
+        raise InputError(f"{rs.id}: fewer than two units are left once the units points cannot balance are dropped")
+    final = {u: float(advice.prices[u]) for u in kept}
+    written = _repriced(ros, final, list(dropped))
+    v_seed = verification_seed(int(seed), final)
+    log(f"the proof: the written table fought again at seed {v_seed}")
+    after = matchup_matrix(rs, written, seed=v_seed, **run)
+    proof_summary = balance_summary(after, seed=0, tolerance=tolerance,
+                                    advice=dict(lock=locked, round_to=float(round_to), max_change=max_change))
+    proof = proof_summary.advice
+    still = tuple(proof.changed)
+    table_b, table_a = advice.table.set_index("unit"), proof.table.set_index("unit")
+    nash_b, nash_a = summary.nash.set_index("unit"), proof_summary.nash.set_index("unit")
+    held_after = [u for u in kept if bool(table_a.loc[u, "held"])]
+    dev = max((abs(float(table_a.loc[u, "score"]) - 0.5) for u in held_after), default=0.0)
+    changes, rows = [], []
     for u in names:
-        e = estimates.get(u, {})
-        old, new_p = float(ros.unit(u).points), final[u]
-        changes.append({"unit": u, "old_points": old, "new_points": new_p, "change_pct": 100 * (new_p - old) / old,
-                        "new_lo": e.get("fair_lo", math.nan), "new_hi": e.get("fair_hi", math.nan),
-                        "changed": not math.isclose(new_p, old), "locked": u in locked,
-                        "balanceable": u in balanceable, "note": unbalanceable.get(u, "")})
-    rows = []
-    for u in names:
-        b, a = eval_before.loc[u], eval_after.loc[u]
-        rows.append({"unit": u, "points_before": float(ros.unit(u).points), "points_after": final[u],
-                     "score_before": b.score, "score_before_lo": b.score_lo, "score_before_hi": b.score_hi,
-                     "score_after": a.score, "score_after_lo": a.score_lo, "score_after_hi": a.score_hi,
-                     "nash_before": b.nash, "nash_after": a.nash, "verdict_before": b.verdict,
-                     "verdict_after": a.verdict, "balanceable": u in balanceable,
-                     "nash_max_before": b.nash_max, "nash_max_after": a.nash_max})
+        old = float(ros.unit(u).points)
+        new = final.get(u, math.nan)
+        lo, hi = _window(proof_summary.fair_points, u, in_force, tolerance) if u in final else (math.nan, math.nan)
+        note = dropped.get(u) or str(table_b.loc[u, "note"]) if u in table_b.index else dropped.get(u, "")
+        changes.append({"unit": u, "old_points": old, "new_points": new,
+                        "change_pct": 100 * (new - old) / old if math.isfinite(new) else math.nan,
+                        "new_lo": lo, "new_hi": hi, "changed": u in final and not math.isclose(new, old),
+                        "locked": u in locked, "balanceable": u not in dropped and u in held_after,
+                        "note": ("left out of the file: " if u in dropped else "") + note if note else ""})
+        b = table_b.loc[u] if u in table_b.index else None
+        a = table_a.loc[u] if u in table_a.index else None
+        rows.append({"unit": u, "points_before": old, "points_after": new,
+                     "score_before": b["score"] if b is not None else math.nan,
+                     "score_before_lo": b["score_lo"] if b is not None else math.nan,
+                     "score_before_hi": b["score_hi"] if b is not None else math.nan,
+                     "score_after": a["score"] if a is not None else math.nan,
+                     "score_after_lo": a["score_lo"] if a is not None else math.nan,
+                     "score_after_hi": a["score_hi"] if a is not None else math.nan,
+                     "nash_before": float(nash_b.loc[u, "weight"]) if u in nash_b.index else math.nan,
+                     "nash_after": float(nash_a.loc[u, "weight"]) if u in nash_a.index else math.nan,
+                     "verdict_before": b["verdict"] if b is not None else "",
+                     "verdict_after": a["verdict"] if a is not None else "left out of the file",
+                     "balanceable": u in held_after,
+                     "nash_max_before": float(nash_b.loc[u, "weight_max"]) if u in nash_b.index else math.nan,
+                     "nash_max_after": float(nash_a.loc[u, "weight_max"]) if u in nash_a.index else math.nan})
     verification = pd.DataFrame(rows, columns=VERIFICATION_COLUMNS)
-    dev = (verification.loc[verification.balanceable, "score_after"] - 0.5).abs()
-    flagged = tuple(verification.loc[verification.balanceable & verification.verdict_after.isin(
-        ["overpriced", "underpriced"]), "unit"])
+    robust = None
+    if robustness:
+        seeds = robustness_seeds(int(seed))
+        robust = robustness_scores(before.context, {"listed": {u: float(ros.unit(u).points) for u in names},
+                                                    "proposed": final},
+                                   {u: before.profiles[u] for u in names}, seeds=seeds, progress=log,
+                                   banks={(1.0, int(seed)): before.bank})
     settings = {**{k: v for k, v in before.settings.items() if k in ("rounds", "max_rounds", "half_width",
                                                                      "max_trials", "states", "options",
                                                                      "balance_settings", "fielding")},
                 "budget": in_force, "lock": list(locked), "round_to": float(round_to), "tolerance": tolerance,
-                "seed": int(seed), "verification_seed": v_seed, "max_iterations": max_iterations}
-    return RebalanceResult(rs.id, in_force, ros, rebalanced, pd.DataFrame(changes, columns=CHANGES_COLUMNS),
-                           verification, unbalanceable, locked, tolerance, float(round_to), int(seed), v_seed, runs,
-                           bank.fought + after.bank.fought, bank.reused + after.bank.reused,
-                           bank.from_store + after.bank.from_store, converged, float(dev.max()), flagged, settings)
-
-
-def _fieldable_prices(rs: Ruleset, ros: Roster, prices: Mapping[str, float], budget: float) -> dict[str, float]:
-    """Prices nudged up until the larger whole copy count fits the side (a rescale may push one just past it)."""
-    out = dict(prices)
-    for u, p in prices.items():
-        unit = dataclasses.replace(ros.unit(u), points=p)
-        tries = 0
-        while unfieldable(rs, unit, budget) is not None and tries < 50:
-            p = min(budget, p * 1.01) if p < budget else budget
-            unit = dataclasses.replace(unit, points=p)
-            tries += 1
-        out[u] = p
-    return out
+                "seed": int(seed), "verification_seed": v_seed, "max_change": max_change,
+                "drop_unbalanceable": drop_unbalanceable, "robustness": robustness}
+    excluded = {u: w for u, w in advice.exempt.items() if u not in dropped}
+    return RebalanceResult(
+        rs.id, in_force, ros, written, pd.DataFrame(changes, columns=CHANGES_COLUMNS), verification, excluded,
+        locked, tolerance, float(round_to), int(seed), v_seed, 2, before.bank.fought + after.bank.fought,
+        before.bank.reused + after.bank.reused, before.bank.from_store + after.bank.from_store, advice.balanced,
+        float(dev), still, settings, advice, proof, robust, dropped, max_change,
+        float(sum(float(ros.unit(u).points) for u in names)), float(sum(final.values())))
