@@ -30,6 +30,14 @@ __all__ = ["rebalance_cmd"]
                    "whole table nearest 50%).")
 @click.option("--tolerance", type=Number(0, 25), default=2, show_default=True, metavar="PP",
               help="A unit is balanced when its score is within PP percentage points of 50% (0 < PP <= 25).")
+@click.option("--max-change", type=float, default=None, metavar="PCT",
+              help="The most any one price may change, in per cent (0 < PCT < 1000); a unit that needs more is named "
+                   "with the change it needs and moved as far as the cap allows.")
+@click.option("--drop-unbalanceable", is_flag=True,
+              help="Leave the units that points cannot balance out of rebalanced.toml and the proof (by default they "
+                   "stay, at the price written, as opponents).")
+@click.option("--robustness/--no-robustness", default=True, show_default=True,
+              help="Also score both tables at 0.5x, 1x and 2x the budget and three seeds (robustness.csv and a plot).")
 @precision_options
 @method_option
 @click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
@@ -45,19 +53,23 @@ __all__ = ["rebalance_cmd"]
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @_fresh_option
 def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tuple[str, ...], round_to: float,
-                  tolerance: float, seed: int, half_width: float, max_trials: int, method: str,
+                  tolerance: float, max_change: float | None, drop_unbalanceable: bool, robustness: bool, seed: int,
+                  half_width: float, max_trials: int, method: str,
                   settings: tuple[str, ...],
                   rules_defaults: bool, workers: int, scheduler: str | None, out: str | None, quiet: bool,
                   fresh: bool) -> None:
-    """Propose one points table under which every unit scores 50% against the repriced roster, and prove it.
+    """The fewest price changes that balance the roster, written as rebalanced.toml and proved on that file.
 
-    Prices every unit at equal points (expected fielding) against the roster as
-    repriced, repeatedly, until every unit is within --tolerance of 50%; rounds
-    the prices to --round-to, down or up for the whole table at once; then
-    fights the proposed table again at a seed derived from --seed and shows
-    each unit's score before and after, the Nash
-    mix before and after and the units still flagged. Units that points alone
-    cannot balance are named with the reason.
+    The same advice as `meleelab report` at the same settings and seed: the
+    fewest price changes under which every unit that points can balance scores
+    within --tolerance of 50% against the repriced roster at equal points
+    (expected fielding), rounded to --round-to down or up for the whole table
+    at once. Every other price stays, so the roster's total moves by the
+    changes (the output says by how much). The file written is then fought
+    again at a seed derived from --seed and the table, and its advice there is
+    the proof ("nothing to change"). Units that points alone cannot balance stay
+    in the file at the price written, as opponents, and are named with the
+    reason (--drop-unbalanceable leaves them out).
     """
     from sim.budget import parse_budget
 
@@ -68,6 +80,8 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
         raise Failure(f"--tolerance: got {tolerance:g}, expected percentage points in (0, 25]")
     if not round_to > 0:
         raise Failure(f"--round-to: got {round_to:g}, expected a positive number of points")
+    if max_change is not None and not 0 < max_change < 1000:
+        raise Failure(f"--max-change: got {max_change:g}, expected a percentage in (0, 1000)")
     rs = sim.get_ruleset(ruleset)
     ros = roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
@@ -85,6 +99,8 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
                                tolerance=float(tolerance) / 100, seed=seed, half_width=half_width,
                                max_trials=max_trials, states=states, overrides=overrides, options=options,
                                workers=workers, from_text=True, executor=executor, rules_defaults=rules_defaults, method=method,
+                               max_change=None if max_change is None else max_change / 100,
+                               drop_unbalanceable=drop_unbalanceable, robustness=robustness,
                                store=folder.open_store(fresh=fresh) if folder else None,
                                progress=None if quiet else lambda line: click.echo(line, err=True))
         paths = folder.replace(lambda d: write_rebalance(result, d)) if folder else []
@@ -101,7 +117,9 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
         click.echo(line)
     click.echo("")
     width = max(len(u) for u in result.changes["unit"])
+    verdicts = dict(zip(result.verification["unit"], result.verification["verdict_before"]))
     for r in result.changes.itertuples():
-        mark = "" if r.changed else "  (unchanged)"
+        mark = (f"  ({verdicts.get(r.unit, '')})" if r.changed else
+                "  (left out of the file)" if r.unit in result.dropped else "  (unchanged)")
         click.echo(f"  {r.unit:<{width}}  {r.old_points:>8g} -> {r.new_points:<8g}{mark}")
     _echo_written(paths)

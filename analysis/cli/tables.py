@@ -13,7 +13,7 @@ from typing import Any
 from .console import Column, cell, count, interval, number, prob, signed, table_text
 
 __all__ = ["fight_text", "matrix_text", "sweep_text", "marginal_text", "prices_text", "compare_text", "balance_text",
-           "diff_text"]
+           "advice_text", "diff_text"]
 
 #: Decimals of a probability: one matchup (fight, compare, sweep) / many cells (matrix, balance).
 ONE_MATCHUP = 4
@@ -177,15 +177,17 @@ def balance_text(summary: Any) -> str:
                          for _, r in s.cycles.iterrows()])
     fp = s.fair_points
     prices = table_text(
-        _text("unit") + _nums("points", "copies", "fair price", "95% interval") + _text("verdict", "note"),
+        _text("unit") + _nums("points", "copies", "fair price alone", "95% interval") + _text("verdict", "note"),
         [[str(r["unit"]), cell(r.get("points")) if "points" in fp else "-",
           count(r["copies"]) if "copies" in fp else "-", number(r["fair_points"], 1),
           interval(r["fair_lo"], r["fair_hi"], number, 1), str(r.get("verdict") or ""), str(r.get("beyond") or "")]
          for _, r in fp.iterrows()])
     adv = s.attacker_advantage
-    lines = [head, "",
-             "Rankings (side-averaged, mirror matches excluded; strength: Bradley-Terry logit, intervals from "
-             "Monte Carlo noise)", rankings, ""]
+    advice = advice_text(s.advice) if getattr(s, "advice", None) is not None else ""
+    lines = [head, "", *([advice, ""] if advice else []),
+             "Rankings (score: against the roster as listed, both roles averaged, its own mirror counting 1/2; "
+             "win rate: against the other units; strength: Bradley-Terry logit, intervals from Monte Carlo noise)",
+             rankings, ""]
     if s.misfit.get("warning"):
         lines += [s.misfit["warning"], ""]
     lines += [f"Attacker advantage (logit): {adv['attacker_advantage']:.4f} (s.e. {adv['attacker_advantage_se']:.4f})",
@@ -193,6 +195,30 @@ def balance_text(summary: Any) -> str:
               "Dominated units", dominated, "", "Intransitive triples (a beats b beats c beats a)", cycles, "",
               f"Fair prices ({fp.attrs.get('method', '')})", prices, "", s.model_text()]
     return "\n".join(lines)
+
+
+def advice_text(advice: Any) -> str:
+    """The advice: the fewest price changes that balance the roster, then every unit's verdict (one table)."""
+    d = MANY_CELLS
+    t = advice.table
+    changed = advice.changed
+    tol = f"{100 * advice.tolerance:g} pp"
+    if advice.method != "joint":
+        head = f"Advice ({advice.note})"
+    elif not changed:
+        head = f"Advice: nothing to change (no unit's score is surely outside 50% +- {tol})"
+    elif advice.balanced:
+        head = (f"Advice: the fewest price changes that balance the roster ({len(changed)} of {len(t)}; every unit "
+                f"points can balance then within {tol} of 50%, largest gap {100 * advice.worst:.1f} pp)")
+    else:
+        head = (f"Advice: no table within reach of points balances every unit within {tol}; the nearest changes "
+                f"{len(changed)} of {len(t)} (largest gap {100 * advice.worst:.1f} pp)")
+    rows = [[str(r["unit"]), str(r["verdict"]), cell(r["points"]), cell(r["advised_points"]), prob(r["score"], d),
+             interval(r["score_lo"], r["score_hi"], prob, d), prob(r["score_advised"], d), str(r["advice"])]
+            for _, r in t.iterrows()]
+    body = table_text(_text("unit", "verdict") + _nums("points", "advised", "score", "95% interval",
+                                                       "score advised") + _text("what to do"), rows)
+    return "\n".join([head, body])
 
 
 # --------------------------------------------------------------------- diff

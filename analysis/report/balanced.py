@@ -1,11 +1,14 @@
-"""The report's "Balanced table" section: the whole balanced points table, or how to get it.
+"""The report's advice in words, and its "Balanced table" section: the advised table, and its proof when asked.
 
-Every fair price in a report assumes the other prices stay put. ``report
---rebalance`` (:func:`with_rebalance`) also runs :func:`analysis.runs.rebalance.rebalance`
-at the report's settings, so the section shows the proposed table and its proof
-and the folder gains ``rebalance/`` (the files of ``meleelab rebalance``). Without
-it the section says how to get the table. The search reuses the report's
-whole-copy cells through the results store.
+Every report computes one answer (:func:`analysis.runs.advice.advise`): the
+fewest price changes under which every unit points can balance scores within
+the tolerance of 50% against the repriced roster. The verdicts come from it,
+and the "Balanced table" section shows it as one table (every unit's price now
+and advised, its score now and at the advised prices on the report's own
+fights). ``report --rebalance`` (:func:`with_rebalance`) also runs
+:func:`analysis.runs.rebalance.rebalance` at the report's settings: the same
+advice, written to ``rebalance/rebalanced.toml`` and proved on that file by a
+fresh run, whose scores the section then shows.
 """
 
 from __future__ import annotations
@@ -16,22 +19,32 @@ from typing import Any
 
 from . import tables as rt
 
-__all__ = ["with_rebalance", "balanced_table_text", "balanced_lines", "balanced_table", "rebalance_command",
-           "SECTION_COLUMNS"]
+__all__ = ["with_rebalance", "advice_text", "balanced_table_text", "balanced_lines", "balanced_table",
+           "balanced_columns", "rebalance_command", "SECTION_COLUMNS", "ADVISED_COLUMNS"]
 
-#: The proposal's columns in the report (every column is in rebalance/verification.csv).
+#: The proof's columns in the report (every column is in rebalance/verification.csv).
 SECTION_COLUMNS = (
     rt.Column("unit", "Unit"),
     rt.Column("points_before", "Points now", "points"),
     rt.Column("points_after", "Balanced points", "points"),
     rt.Column("score_before", "Score now", "pct", ("score_before_lo", "score_before_hi")),
     rt.Column("score_after", "Score at the balanced points (fresh seed)", "pct", ("score_after_lo", "score_after_hi")),
-    rt.Column("verdict_after", "Verdict at the balanced points"),
+    rt.Column("verdict_after", "Verdict at the balanced points (fresh seed)"),
+)
+#: The advised table's columns, without a proof (every column is in verdicts.csv).
+ADVISED_COLUMNS = (
+    rt.Column("unit", "Unit"),
+    rt.Column("points", "Points now", "points"),
+    rt.Column("advised_points", "Advised points", "points"),
+    rt.Column("score", "Score now", "pct", ("score_lo", "score_hi")),
+    rt.Column("score_advised", "Score at the advised points (this report's fights)", "pct",
+              ("score_advised_lo", "score_advised_hi")),
+    rt.Column("verdict", "Verdict"),
 )
 
 
 def with_rebalance(rep: Any, units: Sequence[str] | None, run: Mapping[str, Any]) -> Any:
-    """The report with its balanced table, or with the reason points alone cannot balance its roster."""
+    """The report with its balanced table proved, or with the reason points alone cannot balance its roster."""
     from sim.errors import InputError
     from sim.roster import Roster
 
@@ -46,7 +59,7 @@ def with_rebalance(rep: Any, units: Sequence[str] | None, run: Mapping[str, Any]
     settings = {**rep.settings, "rebalance": True}
     try:
         result = rebalance(rep.ruleset, ros, budget=rep.matrix.budget, seed=int(rep.settings["seed"]),
-                           **{k: run[k] for k in keys})
+                           robustness=bool(run.get("robustness", False)), **{k: run[k] for k in keys})
     except InputError as e:  # e.g. fewer than two units that points can balance: the section says why
         return dataclasses.replace(rep, rebalance_note=str(e), settings=settings)
     return dataclasses.replace(rep, rebalance=result, settings=settings)
@@ -59,6 +72,26 @@ def rebalance_command(rep: Any) -> str:
     return rerun_command(rep).replace("meleelab report", "meleelab rebalance", 1)
 
 
+def advice_text(rep: Any) -> str:
+    """What the verdicts are: the one answer, how it was found, in a paragraph."""
+    adv = getattr(rep.balance, "advice", None)
+    if adv is None:
+        return ""
+    tol = f"{100 * adv.tolerance:g} pp"
+    if adv.method != "joint":
+        return (f"The advice, {adv.note}: a unit whose price lies outside its fair price's 95% interval is told its "
+                "fair price, every other unit is fair.")
+    return ("One answer for the whole roster: the fewest price changes under which every unit that points can "
+            f"balance scores within {tol} of 50% against the repriced roster (fewest units changed first, then the "
+            "smallest total change), found on this report's own fights. Nothing changes while no unit's score is "
+            f"surely outside 50% ± {tol} (its 95% interval wholly beyond it). Only a unit whose price the advice "
+            "changes is under- or overpriced; every other unit keeps its price, and where it is fair only once "
+            "the others change, its verdict says so. A unit that points cannot balance (it would need more copies "
+            "than a side can field, or fewer than one, or more copies never help) is not held to the tolerance and "
+            "stays in the roster as an opponent. Its score is the one in every table: win + draw/2 against the "
+            "roster as listed, both roles averaged, its own mirror match counting 1/2.")
+
+
 def balanced_table_text(rep: Any) -> str:
     """The section's opening paragraph ("" for a report without copies or budget)."""
     if rep.matrix.budget is None or not getattr(rep.ruleset, "fields_copies", False):
@@ -66,24 +99,18 @@ def balanced_table_text(rep: Any) -> str:
     rid = rep.ruleset.id
     rb, note = getattr(rep, "rebalance", None), getattr(rep, "rebalance_note", "")
     if rb is not None:
-        how = "at its own settings" if getattr(rep.matrix, "fielding", "") == "expected" else \
-            "at its own settings but with expected fielding (a rebalance needs prices that act continuously)"
-        return ("Every fair price above assumes the other prices stay put. This report also repriced the whole "
-                f"roster at once, {how}, until every unit scored 50% (within "
-                f"{100 * rb.tolerance:g} pp) against the repriced roster at equal points, then fought the proposed "
-                f"table again at a fresh seed ({rb.verification_seed}) to prove it. The proposal, with "
-                "rebalanced.toml (the roster with the new points), changes.csv and verification.csv, is in the "
-                f"rebalance/ folder; `{rebalance_command(rep)}` repeats it on its own"
+        return ("The advice above, written as a roster (rebalance/rebalanced.toml: every unit, at the price "
+                f"written) and fought again at a fresh seed ({rb.verification_seed}, derived from the seed and the "
+                "table) to prove it: the scores below are that run's, and so is the verdict at the balanced points. "
+                "The proposal, with changes.csv and verification.csv, is in the rebalance/ folder; "
+                f"`{rebalance_command(rep)}` repeats it on its own"
                 + (" (on a roster of the report's units alone)." if rep.settings.get("units") else "."))
     if note:
-        return f"A balanced table was asked for (--rebalance), but points alone cannot balance this roster: {note}"
-    return (f"Every fair price above assumes the other prices stay put. `meleelab rebalance {rid}` reprices the "
-            "whole roster at once, at these settings, until every unit scores 50% (within 2 pp) against the "
-            "repriced roster at equal points; it then fights the proposed table again at a seed derived from "
-            "--seed to prove it, names any unit that points alone cannot balance, and writes rebalanced.toml (the "
-            "roster with the new points), changes.csv and verification.csv (the guide, section 9.2, gives its "
-            "measured results and times on the shipped rosters). `meleelab report --rebalance` puts the table "
-            "in the report.")
+        return f"A proof of the balanced table was asked for (--rebalance), but it could not be made: {note}"
+    return ("The advice as one points table: every unit's price now and advised, and its score now and at the "
+            f"advised prices on this report's own fights. `meleelab rebalance {rid}` (or `meleelab report "
+            f"{rid} --rebalance`) writes it as a roster, rebalanced.toml, and proves it on that file with a fresh "
+            "run: its own advice there should be to change nothing.")
 
 
 def balanced_lines(rep: Any) -> list[str]:
@@ -97,6 +124,16 @@ def balanced_lines(rep: Any) -> list[str]:
 
 
 def balanced_table(rep: Any) -> Any:
-    """The proposal (unit, points now and balanced, scores now and after), or None without a rebalance."""
+    """The proof's table with ``report --rebalance``, else the advised table (None without a budget)."""
     rb = getattr(rep, "rebalance", None)
-    return None if rb is None else rb.verification
+    if rb is not None:
+        return rb.verification
+    adv = getattr(rep.balance, "advice", None)
+    if rep.matrix.budget is None or adv is None or adv.method != "joint":
+        return None
+    return adv.table
+
+
+def balanced_columns(rep: Any) -> tuple[Any, ...]:
+    """The columns :func:`balanced_table` is shown with."""
+    return SECTION_COLUMNS if getattr(rep, "rebalance", None) is not None else ADVISED_COLUMNS

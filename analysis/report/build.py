@@ -205,9 +205,9 @@ class Report:
         if self.baseline is not None:
             names.append("baseline_diff.csv")
         if self.rebalance is not None:
-            from .rebalance_page import FILES
+            from .rebalance_page import files_of
 
-            names += [f"rebalance/{n}" for n in FILES]
+            names += [f"rebalance/{n}" for n in files_of(self.rebalance)]
         return names
 
     # ---------------------------------------------------------------- figures
@@ -250,37 +250,29 @@ class Report:
         return paths
 
     def headline(self) -> dict[str, Any]:
-        """One line of the index: top unit, Nash support, flags."""
+        """One line of the index: top unit, Nash support, and the advice (its changes, and what points cannot fix)."""
         b = self.balance
         top = b.rankings.iloc[0]["unit"] if len(b.rankings) else ""
         support = [f"{u} {w:.0%}" for u, w in zip(b.nash["unit"], b.nash["weight"]) if w and w > 0]
-        fp = b.fair_points
-        flagged = []
-        verdicts = getattr(b, "verdicts", pd.DataFrame())
-        words = {"invulnerable": "cannot be harmed", "harmless": "cannot harm",
-                 "dominated by an underpriced unit": "fix its dominator first",
-                 "dominated by an invulnerable unit": "fix its dominator first"}
-        out_of_reach = ({u: words[v] for u, v in zip(verdicts["unit"], verdicts["verdict"]) if v in words}
-                        if len(verdicts) else {})
-        for _, r in (fp[fp["flagged"].astype(bool)].iterrows() if len(fp) else []):
-            # direction and size: "Brawler 30 → 38 (+27%)", or the verdict alone when there is no number
-            fair, pts = float(r.get("fair_points", float("nan"))), float(r.get("points", float("nan")))
-            nearest = float(r.get("nearest_price", float("nan")))
-            if r["unit"] in out_of_reach:  # the reconciled verdict: its own price is not the fix
-                flagged.append(f"{r['unit']} ({out_of_reach[r['unit']]})")
-            elif not bool(r.get("fieldable", True)) and nearest == pts:
-                flagged.append(f"{r['unit']} (fair {fair:,.0f} cannot be fielded)")
-            elif not bool(r.get("fieldable", True)) and nearest == nearest and pts == pts and pts > 0:
-                flagged.append(f"{r['unit']} {pts:g} → {nearest:,.0f} ({100 * (nearest - pts) / pts:+.0f}%, the "
-                               f"nearest fieldable price; fair {fair:,.0f})")
-            elif fair == fair and pts == pts and pts > 0:
-                flagged.append(f"{r['unit']} {pts:g} → {fair:,.0f} ({100 * (fair - pts) / pts:+.0f}%)")
-            else:
-                flagged.append(f"{r['unit']} ({r['verdict']})")
+        advice = []
+        adv = getattr(b, "advice", None)
+        if adv is not None:
+            from ..stats.verdicts import CANNOT, PRICE_VERDICTS
+
+            for _, r in adv.table.iterrows():
+                pts, new = float(r["points"]), float(r["advised_points"])
+                if r["verdict"] in PRICE_VERDICTS:
+                    advice.append(f"{r['unit']} {pts:g} → {new:g} ({100 * (new - pts) / pts:+.0f}%)")
+                elif r["verdict"] == CANNOT:
+                    advice.append(f"{r['unit']} (points cannot balance it)")
+                elif r["verdict"] in ("invulnerable", "harmless"):
+                    advice.append(f"{r['unit']} ({'cannot be harmed' if r['verdict'] == 'invulnerable' else 'cannot harm'})")
+            if not advice:
+                advice = ["nothing to change"]
         return {"ruleset": self.ruleset.id, "title": self.ruleset.title, "units": len(self.matrix.units),
                 "budget": "one a side" if self.matrix.budget is None else f"{self.matrix.budget:g}",
                 "trials": self.cell_stats()["trials_total"], "strongest": top, "nash_support": ", ".join(support),
-                "cycles": len(b.cycles), "dominated": len(b.dominated), "fair_points_flags": ", ".join(flagged)}
+                "cycles": len(b.cycles), "dominated": len(b.dominated), "fair_points_flags": ", ".join(advice)}
 
     def markdown(self) -> str:
         """summary.md: the findings and the headline tables (:mod:`analysis.report.markdown`)."""
@@ -424,7 +416,7 @@ def build_report(
     if rebalance:
         from .balanced import with_rebalance
 
-        rep = with_rebalance(rep, units, run)
+        rep = with_rebalance(rep, units, {**run, "robustness": True})
     if old is not None:
         rep = dataclasses.replace(rep, baseline=compare_with_baseline(rep, old))
     return dataclasses.replace(rep, elapsed=time.perf_counter() - start)

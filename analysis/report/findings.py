@@ -19,7 +19,8 @@ from typing import Any
 import pandas as pd
 
 from ..stats.estimates import order_key
-from .tables import fmt, fmt_interval, interval_against
+from ..stats.verdicts import CANNOT, PRICE_VERDICTS
+from .tables import fmt, fmt_interval
 
 
 def rt_interval(lo: Any, hi: Any) -> str:
@@ -83,88 +84,54 @@ def _fair_link(text: str, i: Any) -> Link:
     return Link(text, row_id("fair", i), "fair-points")
 
 
-def _price_parts(i: Any, row: pd.Series) -> tuple[Any, ...]:
-    """``Troopers: 60 points, fair price 36 (95% interval 23–46)``, extrapolations in words."""
-    parts: list[Any] = [f"{row['unit']}: ", _fair_link(fmt(row["points"], "points"), i), " points, fair price "]
-    fair, beyond = _num(row["fair_points"]), str(row.get("beyond") or "")
-    if math.isnan(fair):
-        parts += ["beyond the roster's range (", _fair_link("extrapolation", i)]
-        parts += [": ", _fair_link(beyond, i), ")"] if beyond else [")"]
-        return tuple(parts)
-    parts += [_fair_link(fmt(fair, "points"), i), " (95% interval ",
-              _fair_link(interval_against(row["fair_lo"], row["fair_hi"], "points", row["points"]), i), ")"]
-    if beyond:
-        parts += ["; ", _fair_link("extrapolation", i), ": ", _fair_link(beyond, i)]
-    if not bool(row.get("flagged")):
-        parts.append("; within the tolerance, not flagged" if "tolerance" in row.index else
-                     "; within its interval, not flagged")
-    if "fieldable" in row.index and not bool(row.get("fieldable")) and math.isfinite(_num(row.get("nearest_price"))):
-        parts += ["; this budget cannot field it: the nearest fieldable price is ",
-                  _fair_link(fmt(row["nearest_price"], "points"), i)]
-    elif bool(row.get("extrapolated")):
-        parts += ["; an ", _fair_link("extrapolation", i), " beyond the copies fought"]
-    return tuple(parts)
+def _verdict_link(text: str, i: Any) -> Link:
+    return Link(text, row_id("verdict", i), "verdicts")
 
 
-def _reconciled(rep: Any) -> dict[str, str]:
-    """Unit -> its one reconciled verdict (:func:`analysis.stats.verdicts.unit_verdicts`), if the report has them."""
-    v = getattr(rep.balance, "verdicts", None)
-    if isinstance(v, pd.DataFrame) and len(v):
-        return dict(zip(v["unit"], v["verdict"]))
-    return {}
-
-
-def _side(fp: pd.DataFrame, over: bool, limit: int | None = HOW_MANY, verdicts: dict[str, str] | None = None
-          ) -> pd.DataFrame:
-    """Over-priced (``over``) or under-priced units, flagged first, most mispriced first (the first ``limit``).
-
-    With reconciled ``verdicts``, a unit whose verdict is not a price (dominated, cannot be harmed...) is
-    left to its own finding: the price findings never contradict it.
-    """
-    if verdicts:  # the price words of the reconciled verdict: "overpriced, dominated" stays an overpriced unit
-        fp = fp[fp["unit"].map(lambda u: verdicts.get(u, "").split(",")[0] in ("overpriced", "underpriced", "fair", ""))]
-    ratio = pd.to_numeric(fp["ratio"], errors="coerce")
-    beyond = fp["beyond"].fillna("").astype(str) if "beyond" in fp else pd.Series("", index=fp.index)
-    verdict = fp["verdict"].fillna("").astype(str)
-    if over:
-        key = ratio.where(ratio.notna(), beyond.str.contains("estimate below").map({True: 0.0, False: math.nan}))
-        pick = (verdict == "overpriced") | (key < 1)
+def _advice(rep: Any) -> list[Finding]:
+    """The one answer: the fewest price changes that balance the roster, each linked to its verdict row."""
+    adv = getattr(rep.balance, "advice", None)
+    if adv is None or not len(adv.table):
+        return []
+    t = adv.table
+    tol = Link(f"±{100 * adv.tolerance:g} pp", "verdicts", "verdicts")
+    changed = t[t["verdict"].isin(PRICE_VERDICTS)]
+    cannot = t[t["verdict"].isin([CANNOT, "invulnerable", "harmless"])]
+    once = t[t["verdict"].str.startswith("fair once")]
+    fair = t[t["verdict"] == "fair"]
+    items: list[tuple[Any, ...]] = []
+    for i, r in changed.iterrows():
+        items.append((f"{r['unit']}: ", _verdict_link(r["advice"], i)))
+    if len(changed) and len(fair) + len(once):
+        keep: list[Any] = ["every other unit keeps its price"]
+        if len(fair):
+            keep += [": fair ", ", ".join(str(u) for u in fair["unit"])]
+        if len(once):
+            keep += ["; " if len(fair) else ": ", "fair once the others are repriced ",
+                     ", ".join(str(u) for u in once["unit"])]
+        items.append(tuple(keep))
+    for i, r in cannot.iterrows():
+        items.append((f"{r['unit']}: ", _verdict_link(r["verdict"], i), f" ({r['advice']})"))
+    if adv.method != "joint":
+        lead: tuple[Any, ...] = (f"{adv.note}; ",)
+        if not len(changed):
+            return [Finding("Advice", (*lead, "no unit's price lies outside its fair price's interval."), tuple(items))]
+        return [Finding("Advice", (*lead, "the units outside their interval, each to its own fair price:"),
+                        tuple(items))]
+    if not len(changed):
+        text = ("nothing to change: no unit's score is surely outside 50% ", tol,
+                " (its 95% interval wholly beyond it)" + (":" if items else "."))
+        return [Finding("Advice", text, tuple(items))]
+    n = Link(fmt(len(changed), "int"), "verdicts", "verdicts")
+    gap = Link(f"{100 * adv.worst:.1f} pp", "verdicts", "verdicts")
+    if adv.balanced:
+        lead = ("the fewest price changes that bring every unit points can balance within ", tol, " of 50% against "
+                "the repriced roster: ", n, " of ", fmt(len(t), "int"), " units (largest gap ", gap,
+                " on this report's fights):")
     else:
-        key = -ratio.where(ratio.notna(), beyond.str.contains("estimate above").map({True: math.inf,
-                                                                                     False: math.nan}))
-        pick = (verdict == "underpriced") | (key < -1)
-    chosen = fp[pick.fillna(False)]
-    # values taken from the chosen rows: assigning a longer Series to an empty frame would create rows
-    chosen = chosen.assign(_flag=~chosen["flagged"].astype(bool), _key=order_key(key.reindex(chosen.index)))
-    chosen = chosen.sort_values(["_flag", "_key"], kind="mergesort")
-    return chosen if limit is None else chosen.head(limit)
-
-
-def _pricing(rep: Any) -> list[Finding]:
-    fp = rep.balance.fair_points
-    if not len(fp) or pd.to_numeric(fp["fair_points"], errors="coerce").isna().all() and not fp["beyond"].fillna(
-            "").astype(bool).any():
-        why = str(fp.attrs.get("note", "")) if len(fp) else ""
-        return [Finding("Fair prices", ("none could be computed" + (f" ({why})" if why else "") + "; see ",
-                                        Link("the fair-prices section", "fair-points", "fair-points"), "."))]
-    out = []
-    verdicts = _reconciled(rep)
-    for over, title, what in ((True, "Over-priced", "worse"), (False, "Under-priced", "better")):
-        side = _side(fp, over, verdicts=verdicts)
-        if len(side):
-            flagged = int(_side(fp, over, None, verdicts)["flagged"].astype(bool).sum())
-            if not flagged:
-                lead: tuple[Any, ...] = ("none is flagged (each cost is within its interval); the nearest:",)
-            elif flagged > HOW_MANY:
-                lead = (f"flagged ones first ({flagged - HOW_MANY} more flagged in the ",
-                        Link("fair-price table", "fair-points", "fair-points"), "):")
-            else:
-                lead = ("flagged ones first:",)
-            out.append(Finding(title, (f"units that do {what} than an even fight at their cost, ", *lead),
-                               tuple(_price_parts(i, r) for i, r in side.iterrows())))
-        else:
-            out.append(Finding(title, (f"no unit is {title.lower()}.",)))
-    return out
+        lead = ("no table within reach of points brings every unit within ", tol, " of 50%; the nearest changes ", n,
+                " of ", fmt(len(t), "int"), " units (largest gap ", gap, "):")
+    return [Finding("Advice", lead, tuple(items))]
 
 
 def _mix(rep: Any) -> Finding:
@@ -257,31 +224,34 @@ def _cannot_balance(rep: Any) -> Finding | None:
 
 
 def _verdict_item(i: Any, r: Any) -> tuple[Any, ...]:
-    """``Unit: advice (reason)``, the whole sentence linked to the unit's row of the verdicts table."""
-    return (f"{r['unit']}: ", Link(f"{r['advice']} ({r['reason']})" if r["advice"] else str(r["reason"]),
+    """``Unit: verdict: advice``, linked to the unit's row of the verdicts table."""
+    return (f"{r['unit']}: ", Link(f"{r['verdict']}: {r['advice']}" if r["advice"] else str(r["verdict"]),
                                    row_id("verdict", i), "verdicts"))
 
 
 def _balanced_table(rep: Any) -> Finding | None:
-    """Where to get the whole balanced points table (or what it is, when the report computed it)."""
+    """The advice as one table: how to write and prove it, or what its proof said (``report --rebalance``)."""
     ruleset = getattr(rep, "ruleset", None)
-    if rep.matrix.budget is None or not getattr(ruleset, "fields_copies", False):
+    adv = getattr(rep.balance, "advice", None)
+    if rep.matrix.budget is None or not getattr(ruleset, "fields_copies", False) or adv is None:
         return None
     rb = getattr(rep, "rebalance", None)
     if rb is None:
-        return Finding("Balanced table", ("every fair price above assumes the other prices stay put; ",
+        if not adv.changed:
+            return None
+        return Finding("Balanced table", ("the advice is one points table (",
+                                          Link("the balanced table", "balanced", "balanced"), "); ",
                                           Code(f"meleelab rebalance {rep.ruleset.id}"),
-                                          " reprices the whole roster at once until every unit scores 50%, and "
-                                          "proves the table with a fresh run (",
-                                          Link("how", "balanced", "balanced"), ")."))
-    changed = rb.changes[rb.changes["changed"]]
-    items = tuple((f"{r['unit']}: {r['old_points']:g} → ", Link(fmt(r["new_points"], "points"), "balanced",
-                                                                 "balanced")) for _, r in changed.iterrows())
-    return Finding("Balanced table", ("repricing ", Link(fmt(len(changed), "int"), "balanced", "balanced"),
-                                      " units at once brings every balanceable unit within ",
-                                      Link(f"±{100 * rb.tolerance:g} pp", "balanced", "balanced"),
-                                      " of 50% at a fresh seed (largest gap ",
-                                      Link(f"{100 * rb.max_deviation:.1f} pp", "balanced", "balanced"), "):"), items)
+                                          " writes it as a roster and proves it on that file with a fresh run."))
+    held = rb.verification[rb.verification["balanceable"].astype(bool)]
+    proof = ("its advice at the written table is to change nothing" if rb.proved else
+             f"its advice at the written table would still change {', '.join(rb.still_flagged)}")
+    return Finding("Balanced table", ("the advised table, written to ", Code("rebalance/rebalanced.toml"),
+                                      " and fought again at a fresh seed: ",
+                                      Link(fmt(len(held), "int"), "balanced", "balanced"),
+                                      " units held within ", Link(f"±{100 * rb.tolerance:g} pp", "balanced", "balanced"),
+                                      " (largest gap ", Link(f"{100 * rb.max_deviation:.1f} pp", "balanced", "balanced"),
+                                      f"); {proof}."))
 
 
 def _dominated(rep: Any) -> Finding | None:
@@ -380,39 +350,18 @@ def _baseline(rep: Any) -> Finding | None:
 
 
 def _next_steps(rep: Any) -> Finding:
-    fp = rep.balance.fair_points
     items: list[tuple[Any, ...]] = []
     v = getattr(rep.balance, "verdicts", None)
     if isinstance(v, pd.DataFrame) and len(v):
-        fp = pd.DataFrame(columns=fp.columns)  # the reconciled advice replaces the per-table steps
-        for i, r in v.iterrows():
-            if r["verdict"] not in ("fair", "no price", "") and r["advice"]:
-                items.append(_verdict_item(i, r))
-    if len(fp):
-        for over in (True, False):
-            side = _side(fp, over, None)  # every flagged unit gets its step, not only the three shown above
-            for i, r in side[side["flagged"].astype(bool)].iterrows():
-                fair = _num(r["fair_points"])
-                verb = "lower" if over else "raise"
-                if math.isnan(fair):
-                    items.append((f"{verb} the cost of {r['unit']} well {'below' if over else 'above'} its ",
-                                  _fair_link(fmt(r["points"], "points"), i),
-                                  " points: its fair price lies beyond what this roster can measure (",
-                                  _fair_link("extrapolation", i), ")"))
-                else:
-                    items.append((f"{verb} the cost of {r['unit']} from ", _fair_link(fmt(r["points"], "points"), i),
-                                  " towards ", _fair_link(fmt(fair, "points"), i)))
+        # the advice's changes first, then what points cannot fix: one answer, in the words of the verdicts table
+        for group in (v[v["verdict"].isin(PRICE_VERDICTS)], v[v["verdict"].isin([CANNOT, "invulnerable", "harmless"])]):
+            for i, r in group.iterrows():
+                items.append((f"{r['unit']}: ", _verdict_link(str(r["advice"]), i)))
     noisy = noisy_cells(rep)
     if noisy:
         items.append(("raise the trial cap (", Code("--max-trials"), ", now ",
                       Link(fmt(rep.settings["max_trials"], "int"), "settings", "settings"), "): ",
                       Link(fmt(noisy, "int"), "settings", "settings"), " cells are noisier than the target"))
-    dom = rep.balance.dominated
-    if len(dom) and not (isinstance(v, pd.DataFrame) and len(v)):
-        first = dom.iloc[0]
-        items.append((f"give the dominated units a role of their own or a lower cost (e.g. {first['unit']}, "
-                      f"dominated by {str(first['dominated_by']).split('; ')[0]}; ",
-                      Link("table", "dominance", "dominance"), ")"))
     if not items:
         items.append(("nothing stands out at this precision; a larger roster or more trials would test it further",))
     return Finding("What to try next", (), tuple(items))
@@ -422,7 +371,7 @@ def findings(rep: Any) -> list[Finding]:
     """The findings of a built :class:`analysis.report.build.Report`, in reading order."""
     role = _role(rep)
     first = [role] if role is not None and role.title == "Who charges decides" else []
-    out: list[Finding] = [*first, _mix(rep), *_pricing(rep)]
+    out: list[Finding] = [*first, *_advice(rep), _mix(rep)]
     for extra in (_cannot_balance(rep), _dominated(rep), _cycles(rep), role if not first else None,
                   _unspent(rep), *_noise(rep), _baseline(rep), _balanced_table(rep)):
         if extra is not None:

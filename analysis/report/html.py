@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..stats.estimates import order_key
 from . import tables as rt
-from .balanced import SECTION_COLUMNS, balanced_lines, balanced_table, balanced_table_text
+from .balanced import advice_text, balanced_columns, balanced_lines, balanced_table, balanced_table_text
 from .cell_stats import exact_sentence
 from .findings import Code, Link, findings, row_id
 
@@ -211,7 +211,9 @@ def report_context(rep: Any) -> dict[str, Any]:
                                  if t]),
         "balanced_lines": balanced_lines(rep),
         "balanced_table": None if balanced_table(rep) is None else rt.table_view(balanced_table(rep),
-                                                                                  SECTION_COLUMNS),
+                                                                                  balanced_columns(rep)),
+        "balanced_proved": getattr(rep, "rebalance", None) is not None,
+        "advice_text": advice_text(rep),
         "fair": {"definition": str(fp.attrs.get("definition", "")), "model": str(fp.attrs.get("model", "")),
                  "intervals": str(fp.attrs.get("intervals", "")),
                  "table": rt.table_view(rt.with_ranges(fp), rt.FAIR_POINTS, row_ids=lambda i: row_id("fair", i),

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..stats.estimates import order_key
 from . import tables as rt
-from .balanced import SECTION_COLUMNS, balanced_lines, balanced_table, balanced_table_text
+from .balanced import advice_text, balanced_columns, balanced_lines, balanced_table, balanced_table_text
 from .cell_stats import exact_sentence
 from .findings import findings
 from .findings import markdown as findings_markdown
@@ -32,6 +32,11 @@ def _fielding_sentence(m: Any) -> str:
                 "(one more copy in the fraction of its fights that makes up the remainder), so every side puts the "
                 f"whole budget on the table ({md_text(copies)}).")
     return f"Equal points: each side fields floor({m.budget:g} / points) copies of its unit ({md_text(copies)})."
+
+
+def _md_code(text: str) -> str:
+    """Markdown text whose `command` spans stay code spans (the rest escaped)."""
+    return "".join(f"`{t}`" if i % 2 else md_text(t) for i, t in enumerate(text.split("`")))
 
 
 def summary(rep: Any) -> str:
@@ -58,8 +63,9 @@ def summary(rep: Any) -> str:
                   ""]
     ranking_cols = [c for c in rt.RANKINGS if c.key not in ("opponents", "draw_rate", "loss_rate", "elo")]
     adv = b.attacker_advantage
-    lines += ["## Rankings", "", "Side-averaged mean rates against the other units (mirror matches excluded); "
-              "strength: Bradley-Terry logit with 95% interval; =3: a tie.", "",
+    lines += ["## Rankings", "", "Ranked by score, the unit's one score (win + draw/2 against the roster as listed, "
+              "both roles averaged, its own mirror match counting 1/2); win rate: side-averaged against the other "
+              "units (its mirror left out); strength: Bradley-Terry logit with 95% interval; =3: a shared rank.", "",
               rt.markdown_table(b.rankings, ranking_cols), "",
               f"Attacker advantage: {adv['attacker_advantage']:+.3f} logit (s.e. {adv['attacker_advantage_se']:.3f}).",
               ""]
@@ -70,16 +76,16 @@ def summary(rep: Any) -> str:
     lines += ["## Intransitive triples", "", rt.markdown_table(b.cycles, rt.CYCLES), ""]
     verdicts = getattr(b, "verdicts", pd.DataFrame())
     if len(verdicts):
-        lines += ["## Verdicts", "", "One verdict per unit, reconciled across its price, rank, dominance and the "
-                  "equilibrium.", "", rt.markdown_table(verdicts, rt.VERDICTS), ""]
+        lines += ["## Verdicts", "", md_text(advice_text(rep)), "", rt.markdown_table(verdicts, rt.VERDICTS), ""]
     lines += ["## Fair prices", "", rt.markdown_table(rt.with_ranges(b.fair_points), rt.FAIR_POINTS), "", "Points efficiency:", "",
               rt.markdown_table(b.efficiency, rt.EFFICIENCY), "", md_text(b.model_text()), ""]
     if balanced_table_text(rep):
-        lines += ["## Balanced table", "", md_text(balanced_table_text(rep)), ""]
+        lines += ["## Balanced table", "", _md_code(balanced_table_text(rep)), ""]
         if balanced_table(rep) is not None:
             lines += [f"- {md_text(line)}" for line in balanced_lines(rep)]
-            lines += ["", rt.markdown_table(balanced_table(rep), SECTION_COLUMNS), "",
-                      "Every file of the proposal: [rebalance/summary.md](rebalance/summary.md).", ""]
+            lines += ["", rt.markdown_table(balanced_table(rep), balanced_columns(rep)), ""]
+            if getattr(rep, "rebalance", None) is not None:
+                lines += ["Every file of the proposal: [rebalance/summary.md](rebalance/summary.md).", ""]
     if rep.one_for_one is not None:
         wide = (100 * rep.one_for_one.wide("p_attacker")).rename_axis("attacker").reset_index()
         cols = [rt.Column("attacker", "Attacker \\ defender")] + [rt.Column(c, str(c), "num") for c in wide.columns[1:]]

@@ -310,14 +310,16 @@ def generic_columns(frame: pd.DataFrame, headers: Mapping[str, str] | None = Non
 
 # ------------------------------------------------------------ the report's tables
 RANKINGS = (
-    Column("rank", "Rank", "rank", help="by score against the roster; =3: shared by units whose intervals overlap"),
+    Column("rank", "Rank", "rank", help="by score; =3: shared by units whose intervals overlap (or equal exact scores)"),
     Column("unit", "Unit"),
-    Column("opponents", "Opponents", "int"),
+    Column("opponents", "Opponents", "int", help="the other units its win, draw and loss rates are measured against"),
     Column("win_rate", "Win rate", "pct", ("win_rate_lo", "win_rate_hi"),
-           help="mean side-averaged P(win) against the other units"),
+           help="mean side-averaged P(win) against the other units (its mirror match left out)"),
     Column("draw_rate", "Draw rate", "pct"),
     Column("loss_rate", "Loss rate", "pct"),
-    Column("score", "Score", "pct", ("score_lo", "score_hi"), help="win + draw/2, both roles averaged"),
+    Column("score", "Score", "pct", ("score_lo", "score_hi"),
+           help="the unit's one score: win + draw/2 against the roster as listed, both roles averaged, its own "
+                "mirror match counting 1/2"),
     Column("strength", "Strength (logit)", "logit", ("strength_lo", "strength_hi"),
            help="Bradley-Terry strength, 0 = roster average"),
     Column("elo", "Elo", "int"),
@@ -348,11 +350,14 @@ FAIR_POINTS = (
     Column("points", "Points", "points"),
     Column("copies", "Copies", "copies", help="copies fielded at the budget (on average, under expected fielding)"),
     Column("fielded", "Fielded", "points", help="points on the table: copies x points"),
-    Column("score", "Score at its price", "pct", ("score_lo", "score_hi"),
-           help="win + draw/2 against the roster at its listed price (expected fielding)"),
-    Column("fair_points", "Fair price", "points", ("fair_lo", "fair_hi"),
-           help="the points at which the unit would score 50% against the roster at equal points; the interval "
-                "is the Monte Carlo one", against="points"),
+    Column("score", "Score", "pct", ("score_lo", "score_hi"),
+           help="the unit's one score, against the roster as listed"),
+    Column("fair_points", "Fair price alone", "points", ("fair_lo", "fair_hi"),
+           help="the points at which the unit alone would score 50%, every other price as listed (the interval is "
+                "the Monte Carlo one); not the advice: one mispriced unit moves every other unit's fair price alone",
+           against="points"),
+    Column("advised_points", "Advised", "points", help="the advice: its price in the fewest changes that balance the "
+                                                       "roster"),
     Column("roster_range", "Roster range", "num", help="the fair price when each opponent in turn is left out of the "
                                                  "roster: how much it depends on which units the roster holds"),
     Column("nearest_price", "Nearest fieldable", "points", help="the fieldable price nearest the fair price"),
@@ -378,10 +383,14 @@ def with_ranges(frame: pd.DataFrame) -> pd.DataFrame:
 
 VERDICTS = (
     Column("unit", "Unit"),
-    Column("verdict", "Verdict", help="one verdict per unit, reconciled across its price, rank, dominance and the "
-                                      "equilibrium"),
+    Column("verdict", "Verdict", help="from the one solution: only a unit whose price it changes is under- or "
+                                      "overpriced"),
+    Column("points", "Points", "points"),
+    Column("advised_points", "Advised", "points", help="its price in the fewest changes that balance the roster"),
+    Column("score", "Score", "pct", ("score_lo", "score_hi"), help="its one score against the roster as listed"),
+    Column("score_advised", "Score at the advised prices", "pct", ("score_advised_lo", "score_advised_hi"),
+           help="against the repriced roster, on this run's fights"),
     Column("advice", "What to do"),
-    Column("reason", "Why"),
 )
 EFFICIENCY = (
     Column("unit", "Unit"),
@@ -404,7 +413,7 @@ HEADLINE = (
     Column("ruleset", "Ruleset"), Column("title", "Rules"), Column("units", "Units", "int"),
     Column("budget", "Budget"), Column("trials", "Fights", "int"), Column("strongest", "Strongest"),
     Column("nash_support", "Nash mix"), Column("cycles", "Cycles", "int"), Column("dominated", "Dominated", "int"),
-    Column("fair_points_flags", "Flagged prices"),
+    Column("fair_points_flags", "Advice", help="the fewest price changes that balance the roster"),
 )
 
 
