@@ -245,6 +245,14 @@ class RunDiff:
         if not len(ch):
             lines.append("no number changed by more than its noise")
             return "\n".join(lines)
+        from .diff_edits import change_lines
+
+        words = ch["kind"].isin(["roster", "verdict"])  # edits and flips in words: old -> new
+        lines += change_lines(ch[words])
+        ch = ch[~words]
+        if not len(ch):
+            lines.append("no cell, ranking or fair price moved beyond its noise")
+            return "\n".join(lines)
         limit = len(ch) if limit is None else limit
         shown = ch[["ruleset", "kind", "item", "quantity", "old", "new", "diff", "diff_se", "z"]].head(limit)
         lines.append(f"changed beyond the noise ({len(ch)}):")
