@@ -241,18 +241,12 @@ def diff_text(result: Any, limit: int | None = 40) -> str:
     lines += ["", table_text(_text("ruleset", "kind") + _nums(*statuses),
                              [[str(r["ruleset"]), str(r["kind"])] + [count(r[c]) for c in statuses]
                               for _, r in counts.iterrows()], key=2), ""]
-    ch = result.changed()
-    if not len(ch):
-        lines.append("no number changed by more than its noise")
-        return "\n".join(lines)
-    from ..report.diff_edits import change_lines
+    from ..report.diff_edits import in_words
 
     # the designer's edits and the verdicts that flipped, in words (old -> new), every one of them; then the numbers
-    words = ch["kind"].isin(["roster", "verdict"])
-    lines += change_lines(ch[words])
-    ch = ch[~words]
+    words, ch = in_words(result.changed())
+    lines += words
     if not len(ch):
-        lines.append("no cell, ranking or fair price moved beyond its noise")
         return "\n".join(lines)
     limit = len(ch) if limit is None else limit
     rows = []

@@ -241,17 +241,11 @@ class RunDiff:
         lines = [f"meleelab diff: {self.old} -> {self.new} (a change: |new - old| > {self.z:g} x its standard error)"]
         lines += [f"note: {n}" for n in self.notes]
         lines += ["", self.counts().to_string(index=False), ""]
-        ch = self.changed()
-        if not len(ch):
-            lines.append("no number changed by more than its noise")
-            return "\n".join(lines)
-        from .diff_edits import change_lines
+        from .diff_edits import in_words
 
-        words = ch["kind"].isin(["roster", "verdict"])  # edits and flips in words: old -> new
-        lines += change_lines(ch[words])
-        ch = ch[~words]
+        words, ch = in_words(self.changed())  # edits and flips in words (old -> new), then the numbers
+        lines += words
         if not len(ch):
-            lines.append("no cell, ranking or fair price moved beyond its noise")
             return "\n".join(lines)
         limit = len(ch) if limit is None else limit
         shown = ch[["ruleset", "kind", "item", "quantity", "old", "new", "diff", "diff_se", "z"]].head(limit)

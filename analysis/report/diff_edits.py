@@ -19,7 +19,7 @@ from sim.errors import InputError
 from .diff import _json, _one_line
 from .safe_csv import restore_cell
 
-__all__ = ["edits", "flips", "change_lines"]
+__all__ = ["edits", "flips", "change_lines", "in_words"]
 
 
 def _read_text(folder: Path, name: str) -> pd.DataFrame | None:
@@ -146,6 +146,17 @@ def change_lines(changed: pd.DataFrame) -> list[str]:
                 out.append(f"{lead}: {r['quantity']} {old} → {new}")
         out.append("")
     return out
+
+
+def in_words(changed: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
+    """The lines of :func:`change_lines` (or what nothing changing means), and the numbers left for a table."""
+    if not len(changed):
+        return ["no number changed by more than its noise"], changed
+    words = changed["kind"].isin(["roster", "verdict"])
+    lines, rest = change_lines(changed[words]), changed[~words]
+    if not len(rest):  # an edit that changes no fight (a price, one a side) is still what the designer did
+        lines.append("no cell, ranking or fair price moved beyond its noise")
+    return lines, rest
 
 
 def _shown(v: Any) -> str:

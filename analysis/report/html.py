@@ -116,8 +116,9 @@ def _matchups(rep: Any, uri: Mapping[str, str]) -> list[dict[str, Any]]:
             m, (mixture, weight) = rep.matrix, mixed
             fielding = (f"; fielded on average: {fielded_text(m, a, m.copies[a])} against "
                         f"{fielded_text(m, d, m.copies[d])}, a mixture of whole-copy fights (first table)")
-            detail = (f"The tables and plots below show the heaviest of these fights in detail: "
-                      f"{' against '.join(sides)}, weight {weight}.")
+            detail = (f"The tables and the first two plots below show the heaviest of these fights in detail: "
+                      f"{' against '.join(sides)}, weight {weight}. The last plot fights each unit at whole copies "
+                      "(floor(budget / points) a side) to the end.")
         images = [(uri[f"featured_{k}_{n}"], alt) for n, alt in (("wdl", "win draw loss"), ("damage", "damage"),
                                                                  ("rounds", "rounds to resolution"))
                   if f"featured_{k}_{n}" in uri]
