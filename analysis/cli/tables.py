@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..report.shares import rounded_shares
 from .console import Column, cell, count, interval, number, prob, signed, table_text
 
 __all__ = ["fight_text", "matrix_text", "sweep_text", "marginal_text", "prices_text", "compare_text", "balance_text",
@@ -159,15 +160,15 @@ def balance_text(summary: Any) -> str:
     head = (f"{s.ruleset}: balance of {len(s.units)} units at equal points (budget {s.budget:g})"
             if s.budget is not None else f"{s.ruleset}: balance of {len(s.units)} units, one a side")
     rk = s.rankings
+    # shown to three decimals that add up to 1 (largest remainders), as the report's percentages add up to 100%
+    rk_weight = rounded_shares(list(rk["nash_weight"]), d) if "nash_weight" in rk else [None] * len(rk)
     rankings = table_text(
         _nums("rank") + _text("unit") + _nums("win rate", "95% interval", "score", "strength", "95% interval",
                                              "Nash weight"),
         [[str(r["rank"]), str(r["unit"]), prob(r["win_rate"], d), interval(r["win_rate_lo"], r["win_rate_hi"], prob, d),
           prob(r["score"], d), number(r["strength"], d), interval(r["strength_lo"], r["strength_hi"], number, d),
-          prob(r["nash_weight"], d)] for _, r in rk.iterrows()], key=2)
-    nash = table_text(_text("unit") + _nums("weight", "support share"),
-                      [[str(r["unit"]), prob(r["weight"], d), prob(r["support_share"], d)]
-                       for _, r in s.nash.iterrows()])
+          _share(w, d)] for (_, r), w in zip(rk.iterrows(), rk_weight)], key=2)
+    nash = _nash_text(s.nash, d)
     dominated = table_text(_text("unit", "dominated by", "strictly"),
                            [[str(r["unit"]), str(r["dominated_by"]), "yes" if r["strictly"] else "no"]
                             for _, r in s.dominated.iterrows()])
@@ -221,6 +222,41 @@ def advice_text(advice: Any) -> str:
     return "\n".join([head, body])
 
 
+def _floats(values: Any) -> list[float]:
+    out = []
+    for v in values:
+        try:
+            out.append(float(v))
+        except (TypeError, ValueError):
+            out.append(float("nan"))
+    return out
+
+
+def _share(x: float | None, digits: int) -> str:
+    return "-" if x is None else prob(x, digits)
+
+
+def _nash_text(nash: Any, d: int) -> str:
+    """The equilibrium mix: each unit's weight (adding up to 1 as shown), and, when the equilibrium is not unique,
+    the least and greatest weight over every equilibrium (two interchangeable units: each 0 to 1)."""
+    weights = rounded_shares(list(nash["weight"]), d)
+    ranged = {"weight_min", "weight_max"} <= set(nash.columns)
+    spans = [b - a for a, b in zip(_floats(nash["weight_min"]), _floats(nash["weight_max"]))] if ranged else []
+    unique = not any(x > 0.5 * 10 ** -d for x in spans)  # (a NaN span is no evidence of a second equilibrium)
+    cols = _text("unit") + _nums("weight") + ([] if unique else _nums("any equilibrium")) + _nums("support share")
+    rows = []
+    for i, (_, r) in enumerate(nash.iterrows()):
+        row = [str(r["unit"]), _share(weights[i], d)]
+        if not unique:
+            row.append(interval(r["weight_min"], r["weight_max"], prob, d))
+        rows.append(row + [prob(r["support_share"], d)])
+    text = table_text(cols, rows)
+    if not unique:
+        text += ("\nThe equilibrium is not unique: 'any equilibrium' is the least and greatest weight a unit has "
+                 "across every equilibrium mix (the weight column is one of them).")
+    return text
+
+
 # --------------------------------------------------------------------- diff
 def diff_text(result: Any, limit: int | None = 40) -> str:
     """``meleelab diff``: numbers compared per kind and status, then the changes (at most ``limit``; None: all)."""
@@ -231,9 +267,12 @@ def diff_text(result: Any, limit: int | None = 40) -> str:
     lines += ["", table_text(_text("ruleset", "kind") + _nums(*statuses),
                              [[str(r["ruleset"]), str(r["kind"])] + [count(r[c]) for c in statuses]
                               for _, r in counts.iterrows()], key=2), ""]
-    ch = result.changed()
+    from ..report.diff_edits import in_words
+
+    # the designer's edits and the verdicts that flipped, in words (old -> new), every one of them; then the numbers
+    words, ch = in_words(result.changed())
+    lines += words
     if not len(ch):
-        lines.append("no number changed by more than its noise")
         return "\n".join(lines)
     limit = len(ch) if limit is None else limit
     rows = []

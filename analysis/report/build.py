@@ -253,7 +253,10 @@ class Report:
         """One line of the index: top unit, Nash support, and the advice (its changes, and what points cannot fix)."""
         b = self.balance
         top = b.rankings.iloc[0]["unit"] if len(b.rankings) else ""
-        support = [f"{u} {w:.0%}" for u, w in zip(b.nash["unit"], b.nash["weight"]) if w and w > 0]
+        from .shares import share_texts
+
+        shown = share_texts(list(b.nash["weight"]), 0)  # whole percentages that add up to 100%
+        support = [f"{u} {t}" for u, w, t in zip(b.nash["unit"], b.nash["weight"], shown) if w and w > 0]
         advice = []
         adv = getattr(b, "advice", None)
         if adv is not None:

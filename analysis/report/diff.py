@@ -241,9 +241,11 @@ class RunDiff:
         lines = [f"meleelab diff: {self.old} -> {self.new} (a change: |new - old| > {self.z:g} x its standard error)"]
         lines += [f"note: {n}" for n in self.notes]
         lines += ["", self.counts().to_string(index=False), ""]
-        ch = self.changed()
+        from .diff_edits import in_words
+
+        words, ch = in_words(self.changed())  # edits and flips in words (old -> new), then the numbers
+        lines += words
         if not len(ch):
-            lines.append("no number changed by more than its noise")
             return "\n".join(lines)
         limit = len(ch) if limit is None else limit
         shown = ch[["ruleset", "kind", "item", "quantity", "old", "new", "diff", "diff_se", "z"]].head(limit)

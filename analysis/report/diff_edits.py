@@ -1,7 +1,8 @@
 """What the designer changed between two runs, and the verdicts that flipped: the first rows of a diff.
 
-Read from the run folders' own files: ``units.csv`` (every unit field, points included), the switches in
-``metadata.json`` and the verdicts of ``fair_points.csv``. An edit or a flip is always shown, whatever the
+Read from the run folders' own files: ``units.csv`` (every unit field, points included; a squad of several model
+groups row by row), the switches in ``metadata.json`` and the verdicts of ``verdicts.csv`` (or, in older folders,
+``fair_points.csv``). An edit or a flip is always shown, whatever the
 noise of the numbers around it (:mod:`analysis.report.diff`).
 """
 
@@ -18,7 +19,7 @@ from sim.errors import InputError
 from .diff import _json, _one_line
 from .safe_csv import restore_cell
 
-__all__ = ["edits", "flips"]
+__all__ = ["edits", "flips", "change_lines", "in_words"]
 
 
 def _read_text(folder: Path, name: str) -> pd.DataFrame | None:
@@ -50,18 +51,30 @@ def edits(ruleset: str, old: Path, new: Path) -> list[dict[str, Any]]:
     if ua is not None and ub is not None:
         key = next((k for k in ("name", "unit") if k in ua and k in ub), None)
         if key is not None:
-            a_rows = {str(r[key]): r for _, r in ua.iterrows()}
-            b_rows = {str(r[key]): r for _, r in ub.iterrows()}
+            a_units, b_units = _unit_rows(ua, key), _unit_rows(ub, key)
             skip = {key, "in_matrix", "group"}
-            for unit in dict.fromkeys([*a_rows, *b_rows]):
-                if unit not in b_rows or unit not in a_rows:
-                    rows.append(row(unit, "unit", unit if unit in a_rows else None, unit if unit in b_rows else None,
-                                    "only in old" if unit not in b_rows else "only in new"))
+            for unit in dict.fromkeys([*a_units, *b_units]):
+                if unit not in b_units or unit not in a_units:
+                    rows.append(row(unit, "unit", unit if unit in a_units else None, unit if unit in b_units else None,
+                                    "only in old" if unit not in b_units else "only in new"))
                     continue
-                for col in [c for c in a_rows[unit].index if c in b_rows[unit].index and c not in skip]:
-                    va, vb = a_rows[unit][col], b_rows[unit][col]
-                    if not _same(va, vb):
-                        rows.append(row(unit, col, va, vb, "edited"))
+                # a squad of several model groups is one row per group (its points on the first): compared
+                # group by group, so a points edit on the first row is seen whatever the other rows hold
+                ra, rb = a_units[unit], b_units[unit]
+                several = max(len(ra), len(rb)) > 1
+                for k in range(max(len(ra), len(rb))):
+                    ga, gb = (ra[k] if k < len(ra) else None), (rb[k] if k < len(rb) else None)
+                    item = _group_item(unit, k, ga if ga is not None else gb, several)
+                    if ga is None or gb is None:
+                        name = _group_name(ga if ga is not None else gb, k)
+                        rows.append(row(item, "group", name if ga is not None else None,
+                                        name if gb is not None else None,
+                                        "only in old" if gb is None else "only in new"))
+                        continue
+                    for col in [c for c in ga.index if c in gb.index and c not in skip]:
+                        va, vb = ga[col], gb[col]
+                        if not _same(va, vb):
+                            rows.append(row(item, col, va, vb, "edited"))
     sa, sb = _json(old / "metadata.json").get("switches"), _json(new / "metadata.json").get("switches")
     if isinstance(sa, list) and isinstance(sb, list):
         a_sw = {s.get("option"): s.get("value") for s in sa if isinstance(s, dict)}
@@ -72,10 +85,35 @@ def edits(ruleset: str, old: Path, new: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _unit_rows(frame: pd.DataFrame, key: str) -> dict[str, list[pd.Series]]:
+    """Unit name -> its rows of units.csv in order (one per model group for squads of several groups)."""
+    out: dict[str, list[pd.Series]] = {}
+    for _, r in frame.iterrows():
+        out.setdefault(str(r[key]), []).append(r)
+    return out
+
+
+def _group_name(r: pd.Series, k: int) -> str:
+    g = str(r.get("group", "") or "")
+    return g if g else f"group {k + 1}"
+
+
+def _group_item(unit: str, k: int, r: pd.Series, several: bool) -> str:
+    """The unit itself for its first row (the one that holds its points), ``Unit, Group`` for its other groups."""
+    return unit if k == 0 or not several else f"{unit}, {_group_name(r, k)}"
+
+
 def flips(ruleset: str, old: Path, new: Path) -> list[dict[str, Any]]:
-    """Units whose verdict differs between the runs (overpriced -> fair...): always shown, whatever the noise."""
-    a, b = _read_text(old, "fair_points.csv"), _read_text(new, "fair_points.csv")
-    if a is None or b is None or "verdict" not in a or "verdict" not in b:
+    """Units whose verdict differs between the runs (overpriced -> fair...): always shown, whatever the noise.
+
+    The verdicts are the reconciled ones of ``verdicts.csv`` when both runs have it, else the price verdicts of
+    ``fair_points.csv`` (older folders); never one run's of one file against the other's of the other.
+    """
+    for name in ("verdicts.csv", "fair_points.csv"):
+        a, b = _read_text(old, name), _read_text(new, name)
+        if a is not None and b is not None and {"unit", "verdict"} <= set(a.columns) & set(b.columns):
+            break
+    else:
         return []
     va = dict(zip(a["unit"], a["verdict"]))
     vb = dict(zip(b["unit"], b["verdict"]))
@@ -83,6 +121,52 @@ def flips(ruleset: str, old: Path, new: Path) -> list[dict[str, Any]]:
              "new": math.nan, "diff": math.nan, "diff_se": math.nan, "z": math.nan, "status": "flipped",
              "trials_old": math.nan, "trials_new": math.nan, "context_old": va[u], "context_new": vb[u]}
             for u in va if u in vb and va[u] != vb[u]]
+
+
+def change_lines(changed: pd.DataFrame) -> list[str]:
+    """The edits and flips of :meth:`analysis.report.diff.RunDiff.changed` in words, for the terminal:
+    ``Roster edits (1):`` then ``  Assault squad: points 150 → 132``, ``Verdicts that flipped (1):`` then
+    ``  Troopers: fair → underpriced`` (each line led by its ruleset when the diff holds several)."""
+    several = changed["ruleset"].nunique() > 1
+    out: list[str] = []
+    for kind, heading in (("roster", "Roster edits"), ("verdict", "Verdicts that flipped")):
+        rows = changed[changed["kind"] == kind]
+        if not len(rows):
+            continue
+        out.append(f"{heading} ({len(rows)}):")
+        for _, r in rows.iterrows():
+            lead = f"  {r['ruleset']}, {r['item']}" if several else f"  {r['item']}"
+            old, new = _shown(r["context_old"]), _shown(r["context_new"])
+            if r["status"] in ("only in old", "only in new"):
+                what = "unit" if r["quantity"] == "unit" else str(r["quantity"])
+                out.append(f"{lead}: {what} {r['status']}")
+            elif kind == "verdict":
+                out.append(f"{lead}: {old} → {new}")
+            else:
+                out.append(f"{lead}: {r['quantity']} {old} → {new}")
+        out.append("")
+    return out
+
+
+def in_words(changed: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
+    """The lines of :func:`change_lines` (or what nothing changing means), and the numbers left for a table."""
+    if not len(changed):
+        return ["no number changed by more than its noise"], changed
+    words = changed["kind"].isin(["roster", "verdict"])
+    lines, rest = change_lines(changed[words]), changed[~words]
+    if not len(rest):  # an edit that changes no fight (a price, one a side) is still what the designer did
+        lines.append("no cell, ranking or fair price moved beyond its noise")
+    return lines, rest
+
+
+def _shown(v: Any) -> str:
+    """A value as read from a CSV file, as a person writes it: ``150.000000`` is ``150``; empty is ``none``."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() == "":
+        return "none"
+    x = _as_float(v)
+    if math.isfinite(x) and str(v).strip().lower() not in ("true", "false"):
+        return f"{x:,.6g}"
+    return str(v)
 
 
 def _as_float(v: Any) -> float:

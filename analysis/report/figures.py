@@ -70,11 +70,14 @@ def _featured(rep: Any, k: int, pair: tuple[str, str]) -> list[tuple[str, tuple[
     curves = rep.to_the_end.get(att) or [m.results[(att, d)] for d in m.units if (att, d) in m.results]
     labels = ["vs itself (mirror match)" if r.defender == att else f"vs {r.defender}" for r in curves]
     cap = m.settings.get("max_rounds")
+    # these fights field whole copies (sim.fight: floor(budget / points)), not the matrix's expected mixture
+    whole = "; floor(budget / points) copies a side" if m.budget is not None and getattr(m, "fielding", "") == \
+        "expected" else ""
     return [(f"featured_{k}_wdl", (6.6, 4.2), lambda ax: plots.wdl_bars(res, ax=ax)),
             (f"featured_{k}_damage", (7.0, 4.2), lambda ax: plots.damage_distributions(res, ax=ax)),
             (f"featured_{k}_rounds", (9.0, 4.8), lambda ax: plots.rounds_curve(
                 curves, ax=ax, labels=labels,
-                title=f"{att} attacking each unit, fought to the end (cap {cap} rounds)"))]
+                title=f"{att} attacking each unit, fought to the end (cap {cap} rounds{whole})"))]
 
 
 def render(draw: Callable[[Any], Any], size: tuple[float, float]) -> bytes:

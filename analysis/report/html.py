@@ -22,8 +22,12 @@ import pandas as pd
 from ..stats.estimates import order_key
 from . import tables as rt
 from .balanced import advice_text, balanced_columns, balanced_lines, balanced_table, balanced_table_text
+from .capped import capped_sentence
 from .cell_stats import exact_sentence
 from .findings import Code, Link, findings, row_id
+from .mixture import fielded_text, mixture_table
+from .shares import with_shares
+from .words import value_text
 
 __all__ = ["SECTION_TITLES", "environment", "data_uri", "report_context", "render_report", "render_index"]
 
@@ -66,8 +70,8 @@ def _version() -> str:
 
 
 def _nash(b: Any) -> tuple[rt.TableView, str]:
-    nash = rt.with_ranges(b.nash)
-    weight = pd.to_numeric(nash["weight"], errors="coerce").fillna(0)
+    nash = rt.with_ranges(b.nash)  # (its weights become the shown texts: read the numbers from b.nash)
+    weight = pd.to_numeric(b.nash["weight"], errors="coerce").fillna(0)
     share = pd.to_numeric(nash["support_share"], errors="coerce").fillna(0)
     shown = nash[(weight > 0) | (share > 0)]
     shown = shown.loc[order_key(weight[shown.index]).sort_values(ascending=False, kind="mergesort").index]
@@ -107,10 +111,19 @@ def _matchups(rep: Any, uri: Mapping[str, str]) -> list[dict[str, Any]]:
             sides.append(f"{copies.get(side, 1)} × {name if a != d else side}"
                          + (f" ({pts:,.0f} points)" if pts is not None else ""))
         fielding = "; fielded: " + " against ".join(sides) if rep.matrix.budget is not None else ""
+        mixed, mixture, detail = mixture_table(rep.matrix, pair), None, ""
+        if mixed is not None:  # the caption's number is the mixture's: show it, then say which part is detailed
+            m, (mixture, weight) = rep.matrix, mixed
+            fielding = (f"; fielded on average: {fielded_text(m, a, m.copies[a])} against "
+                        f"{fielded_text(m, d, m.copies[d])}, a mixture of whole-copy fights (first table)")
+            detail = (f"The tables and the first two plots below show the heaviest of these fights in detail: "
+                      f"{' against '.join(sides)}, weight {weight}. The last plot fights each unit at whole copies "
+                      "(floor(budget / points) a side) to the end.")
         images = [(uri[f"featured_{k}_{n}"], alt) for n, alt in (("wdl", "win draw loss"), ("damage", "damage"),
                                                                  ("rounds", "rounds to resolution"))
                   if f"featured_{k}_{n}" in uri]
-        out.append({"title": title, "why": why + fielding + ".", "tables": rt.fight_tables(res), "images": images})
+        out.append({"title": title, "why": why + fielding + ".", "mixture": mixture, "detail": detail,
+                    "tables": rt.fight_tables(res), "images": images})
     return out
 
 
@@ -152,14 +165,16 @@ def report_context(rep: Any) -> dict[str, Any]:
                 ("trial cap per cell", f"{rep.settings['max_trials']:,}"),
                 ("budget", f"{budget:,g} points a side" if budget is not None else "none (one unit a side)"),
                 ("rounds", m.settings.get("rounds")), ("max rounds", m.settings.get("max_rounds")),
-                ("states", to_json(m.settings.get("states"), None)),
-                ("unit overrides", to_json(m.settings.get("overrides"), None)),
+                ("states", value_text(m.settings.get("states"))),
+                ("unit overrides", value_text(m.settings.get("overrides"))),
                 ("cells fought", f"{st['cells_fought']:,} of {st['cells']:,}"),
                 ("fights", f"{st['trials_total']:,} (per cell {st['trials_min']:,} to {st['trials_max']:,})"),
                 ("widest half-width", f"±{100 * st['widest_half_width']:.2f} pp"),
                 ("method", f"{rep.settings.get('method', 'auto')}: {st.get('cells_exact', 0):,} exact cells, "
                            f"{st.get('cells_mc', st['cells_fought']):,} Monte Carlo"),
                 ("cells wider than the target", f"{noisy_cells(rep):,}")]
+    if capped_sentence(m):  # many draws that only mean "nobody won before the cap"
+        settings.append(("fights at the round cap", capped_sentence(m)))
     import sim.plugins
 
     rules = [("id", rs.id), ("title", rs.title), ("source", rs.source), ("spec", rs.spec),
@@ -199,7 +214,8 @@ def report_context(rep: Any) -> dict[str, Any]:
                         f"cells, against {mis.get('noise_rms_pp', math.nan):.2f} pp of Monte Carlo noise."
                         + ("" if mis.get("warning") else " The model fits within the noise.")),
         "misfit_warning": mis.get("warning", ""),
-        "rankings": rt.table_view(b.rankings, rt.RANKINGS, row_ids=lambda i: row_id("rank", i)),
+        "rankings": rt.table_view(with_shares(b.rankings, "nash_weight"), rt.RANKINGS,
+                                  row_ids=lambda i: row_id("rank", i)),
         "misfit": rt.table_view(worst, rt.MISFIT),
         "nash": nash, "nash_absent": absent,
         "dominated": rt.table_view(b.dominated, rt.DOMINATED, row_ids=lambda i: row_id("dominated", i)),

@@ -15,10 +15,13 @@ import pandas as pd
 from ..stats.estimates import order_key
 from . import tables as rt
 from .balanced import advice_text, balanced_columns, balanced_lines, balanced_table, balanced_table_text
+from .capped import capped_sentence
 from .cell_stats import exact_sentence
 from .findings import findings
 from .findings import markdown as findings_markdown
 from .safe_markdown import md_cell, md_link, md_text
+from .shares import with_shares
+from .words import value_text
 
 __all__ = ["summary", "index"]
 
@@ -53,10 +56,10 @@ def summary(rep: Any) -> str:
              f"cap {rep.settings['max_trials']:,} trials per cell; {st['trials_total']:,} fights in "
              f"{st['cells_fought']} cells (widest half-width ±{100 * st['widest_half_width']:.2f} pp); "
              f"rounds = {m.settings.get('rounds')}.", *([exact_sentence(m.long)] if exact_sentence(m.long) else []),
-             ""]
+             *([md_text(capped_sentence(m))] if capped_sentence(m) else []), ""]
     switches = rep.options_table()
     set_ = switches[switches["set_by"] != "default"]
-    lines += ["Switches: " + (", ".join(f"{md_cell(o)}={md_cell(v)} ({s})" for o, v, s in
+    lines += ["Switches: " + (", ".join(f"{md_cell(o)}={md_cell(value_text(v))} ({s})" for o, v, s in
                                         zip(set_["option"], set_["value"], set_["set_by"])) or "all defaults") + ".", ""]
     if m.excluded:
         lines += ["Left out (cannot fight): " + "; ".join(f"{md_cell(u)}: {md_cell(w)}" for u, w in m.excluded.items()),
@@ -66,7 +69,7 @@ def summary(rep: Any) -> str:
     lines += ["## Rankings", "", "Ranked by score, the unit's one score (win + draw/2 against the roster as listed, "
               "both roles averaged, its own mirror match counting 1/2); win rate: side-averaged against the other "
               "units (its mirror left out); strength: Bradley-Terry logit with 95% interval; =3: a shared rank.", "",
-              rt.markdown_table(b.rankings, ranking_cols), "",
+              rt.markdown_table(with_shares(b.rankings, "nash_weight"), ranking_cols), "",
               f"Attacker advantage: {adv['attacker_advantage']:+.3f} logit (s.e. {adv['attacker_advantage_se']:.3f}).",
               ""]
     nash = b.nash[pd.to_numeric(b.nash["weight"], errors="coerce").fillna(0) > 0]

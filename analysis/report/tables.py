@@ -19,6 +19,7 @@ kind        shown as                                       example
 ``bool``    yes / no                                       ``yes``
 ``rank``    competition rank, ties as ``=3``               ``=3``
 ``num``     a number already formatted, right-aligned      ``+2.1 pp``
+``value``   a setting in words (:mod:`.words`)             ``yes``, ``none``
 =========== ============================================== ==================
 
 Every numeric kind shows zero as ``0`` (never ``6.7e-16`` or ``-0.0``) and a
@@ -37,6 +38,8 @@ import numpy as np
 import pandas as pd
 
 from .safe_markdown import md_cell
+from .shares import with_shares
+from .words import value_text
 
 __all__ = ["Column", "Cell", "Row", "TableView", "fmt", "fmt_interval", "interval_against", "table_view", "markdown_table",
            "rank_labels", "RANKINGS", "NASH", "DOMINATED", "CYCLES", "FAIR_POINTS", "EFFICIENCY", "MISFIT",
@@ -68,6 +71,8 @@ def _no_negative_zero(text: str) -> str:
 
 def fmt(v: Any, kind: str) -> str:
     """One value in the format of its column ``kind`` (see the module docstring)."""
+    if kind == "value":  # a setting: yes/no, none, key: value (never a Python repr)
+        return value_text(v)
     if kind in ("text", "num"):
         return MISSING if v is None or (isinstance(v, float) and math.isnan(v)) or v == "" and kind == "num" else str(v)
     if kind == "bool":
@@ -312,7 +317,9 @@ def generic_columns(frame: pd.DataFrame, headers: Mapping[str, str] | None = Non
 RANKINGS = (
     Column("rank", "Rank", "rank", help="by score; =3: shared by units whose intervals overlap (or equal exact scores)"),
     Column("unit", "Unit"),
-    Column("opponents", "Opponents", "int", help="the other units its win, draw and loss rates are measured against"),
+    Column("opponents", "Opponents", "int",
+           help="every other unit of the roster, which its win, draw and loss rates average over (its own mirror "
+                "match left out)"),
     Column("win_rate", "Win rate", "pct", ("win_rate_lo", "win_rate_hi"),
            help="mean side-averaged P(win) against the other units (its mirror match left out)"),
     Column("draw_rate", "Draw rate", "pct"),
@@ -329,7 +336,7 @@ RANKINGS = (
 )
 NASH = (
     Column("unit", "Unit"),
-    Column("weight", "Weight in the mix", "pct"),
+    Column("weight", "Weight in the mix", "pct", help="rounded so that the mix adds up to 100%"),
     Column("any_equilibrium", "Any equilibrium", "num", help="the least and greatest weight across every equilibrium mix"),
     Column("redrawn", "Redrawn", "num", help="95% range of the weight when the payoffs are redrawn within their noise"),
     Column("support_share", "Support share", "pct",
@@ -370,8 +377,11 @@ FAIR_POINTS = (
     Column("note", "Note"),
 )
 def with_ranges(frame: pd.DataFrame) -> pd.DataFrame:
-    """Display columns of ranges that are not 95% intervals (the Nash weight's, a fair price's roster range)."""
+    """Display columns: ranges that are not 95% intervals (the Nash weight's, a fair price's roster range), and a Nash
+    mix's ``weight`` as shown (texts adding up to 100%: :mod:`analysis.report.shares`)."""
     out = frame.copy()
+    if {"weight", "weight_min", "weight_max"} <= set(out.columns):  # a Nash mix: shown so that it adds up to 100%
+        out = with_shares(out, "weight")
     if {"weight_min", "weight_max"} <= set(out.columns):
         out["any_equilibrium"] = [fmt_interval(a, b, "pct") for a, b in zip(out["weight_min"], out["weight_max"])]
     if {"weight_lo", "weight_hi"} <= set(out.columns):
@@ -406,7 +416,7 @@ MISFIT = (
     Column("residual_pp", "Residual (pp)", "pp"), Column("noise_pp", "Noise (pp)", "pp"),
 )
 OPTIONS = (
-    Column("option", "Switch"), Column("value", "Value"), Column("default", "Default"),
+    Column("option", "Switch"), Column("value", "Value", "value"), Column("default", "Default", "value"),
     Column("set_by", "Set by"), Column("description", "What it does"),
 )
 HEADLINE = (

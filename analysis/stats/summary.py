@@ -26,6 +26,7 @@ calls :func:`summarise`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,6 +140,38 @@ def _rank_with_ties(values: np.ndarray, errors: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def _rates_over_every_opponent(sa: pd.DataFrame, classes: dict[str, list[str]], rates: pd.DataFrame) -> pd.DataFrame:
+    """Win, draw and loss rates against every other unit of the roster (``opponents`` = units - 1).
+
+    The balance tables run on twin classes; here each other class counts as many
+    times as it has units, and a unit's own twins count through the class's
+    mirror cell (side-averaged: a win as often as a loss), so a roster of eight
+    units gives every unit seven opponents, twins or not.
+    """
+    if all(len(m) == 1 for m in classes.values()):
+        return rates
+    by = sa.set_index(["unit", "opponent"])
+    n = sum(len(m) for m in classes.values())
+    out = rates.set_index("unit")
+    for c, members in classes.items():
+        parts = [(len(d) - (1 if d_rep == c else 0), by.loc[(c, d_rep)]) for d_rep, d in classes.items()
+                 if (c, d_rep) in by.index]
+        parts = [(w, row) for w, row in parts if w > 0]
+        total = sum(w for w, _ in parts)
+        if not total:
+            continue
+        win = sum(w * row.p_win for w, row in parts) / total
+        se = math.sqrt(sum((w * row.p_win_se) ** 2 for w, row in parts)) / total
+        for u in members:
+            out.loc[u, ["opponents", "win_rate", "win_rate_se", "draw_rate", "loss_rate"]] = [
+                n - 1, win, se, sum(w * row.p_draw for w, row in parts) / total,
+                sum(w * row.p_loss for w, row in parts) / total]
+            out.loc[u, "win_rate_lo"], out.loc[u, "win_rate_hi"] = max(0.0, win - 1.96 * se), min(1.0, win + 1.96 * se)
+    out = out.reset_index()
+    out["opponents"] = out["opponents"].astype(int)
+    return out
+
+
 def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFrame | None = None,
               advice: Advice | None = None, tolerance: float = DEFAULT_TOLERANCE) -> BalanceSummary:
     """Compute every balance metric for ``matrix`` (a MatchupMatrix or its long frame).
@@ -202,7 +235,7 @@ def summarise(matrix: Any, *, seed: int = 0, curves: Any = None, fair: pd.DataFr
         advice = per_unit_advice(frame, classes, units, listed, fair, tolerance=tolerance,
                                  budget=getattr(matrix, "budget", None))
     one = advice.table.set_index("unit")
-    rates_x = expand_units(rates, classes)
+    rates_x = _rates_over_every_opponent(sa, classes, expand_units(rates, classes))
     for col in ("score", "score_se", "score_lo", "score_hi"):  # one score per unit, the advice's, in every table
         rates_x[col] = rates_x["unit"].map(one[col])
     rates_x = rates_x.drop(columns=[c for c in ("payoff",) if c in rates_x])
