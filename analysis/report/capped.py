@@ -62,8 +62,9 @@ def capped_finding(matrix: Any, threshold: float = CAPPED_SHARE) -> Finding | No
         return None
     cap = _max_rounds(matrix)
     cap_text = f"the {cap}-round cap" if cap is not None else "the round cap"
-    many = "1 cell" if len(cells) == 1 else f"{len(cells)} cells"
-    parts: list[Any] = [f"in {many} more than {fmt(threshold, 'pct').replace('.0%', '%')} of the fights reached ",
+    parts: list[Any] = ["in ", Link(fmt(len(cells), "int"), "matrix", "matrix"),
+                        " cell" if len(cells) == 1 else " cells", " more than ",
+                        Link(fmt(threshold, "pct").replace(".0%", "%"), "settings", "settings"), " of the fights reached ",
                         Link(cap_text, "settings", "settings"), " and count as draws (",
                         Code("--max-rounds"), " raises it): "]
     for k, r in enumerate(cells.head(NAMED).itertuples(index=False)):

@@ -20,6 +20,8 @@ import pandas as pd
 
 from ..stats.estimates import order_key
 from ..stats.verdicts import CANNOT, PRICE_VERDICTS
+from .capped import capped_finding
+from .shares import share_texts
 from .tables import fmt, fmt_interval
 
 
@@ -111,7 +113,7 @@ def _advice(rep: Any) -> list[Finding]:
                      ", ".join(str(u) for u in once["unit"])]
         items.append(tuple(keep))
     for i, r in cannot.iterrows():
-        items.append((f"{r['unit']}: ", _verdict_link(r["verdict"], i), f" ({r['advice']})"))
+        items.append((f"{r['unit']}: ", _verdict_link(f"{r['verdict']} ({r['advice']})", i)))
     if adv.method != "joint":
         lead: tuple[Any, ...] = (f"{adv.note}; ",)
         if not len(changed):
@@ -123,14 +125,14 @@ def _advice(rep: Any) -> list[Finding]:
                 " (its 95% interval wholly beyond it)" + (":" if items else "."))
         return [Finding("Advice", text, tuple(items))]
     n = Link(fmt(len(changed), "int"), "verdicts", "verdicts")
+    of = Link(fmt(len(t), "int"), "verdicts", "verdicts")
     gap = Link(f"{100 * adv.worst:.1f} pp", "verdicts", "verdicts")
     if adv.balanced:
         lead = ("the fewest price changes that bring every unit points can balance within ", tol, " of 50% against "
-                "the repriced roster: ", n, " of ", fmt(len(t), "int"), " units (largest gap ", gap,
-                " on this report's fights):")
+                "the repriced roster: ", n, " of ", of, " units (largest gap ", gap, " on this report's fights):")
     else:
         lead = ("no table within reach of points brings every unit within ", tol, " of 50%; the nearest changes ", n,
-                " of ", fmt(len(t), "int"), " units (largest gap ", gap, "):")
+                " of ", of, " units (largest gap ", gap, "):")
     return [Finding("Advice", lead, tuple(items))]
 
 
@@ -142,8 +144,9 @@ def _mix(rep: Any) -> Finding:
                          " points a side), the mix of units no unit beats on average is "]
                         if rep.matrix.budget is not None else
                         ["one unit a side, the mix of units no unit beats on average is "])
+    shown = dict(zip(b.nash.index, share_texts(list(b.nash["weight"]))))  # as the Nash table shows them: adding up
     for k, (i, r) in enumerate(nash.iterrows()):
-        parts += [", " if k else "", f"{r['unit']} ", Link(fmt(r["weight"], "pct"), row_id("nash", i), "nash")]
+        parts += [", " if k else "", f"{r['unit']} ", Link(shown[i], row_id("nash", i), "nash")]
     if not len(nash):
         parts.append("not defined (too few cells fought)")
     parts.append(".")
@@ -373,7 +376,7 @@ def findings(rep: Any) -> list[Finding]:
     first = [role] if role is not None and role.title == "Who charges decides" else []
     out: list[Finding] = [*first, *_advice(rep), _mix(rep)]
     for extra in (_cannot_balance(rep), _dominated(rep), _cycles(rep), role if not first else None,
-                  _unspent(rep), *_noise(rep), _baseline(rep), _balanced_table(rep)):
+                  _unspent(rep), capped_finding(rep.matrix), *_noise(rep), _baseline(rep), _balanced_table(rep)):
         if extra is not None:
             out.append(extra)
     out.append(_next_steps(rep))

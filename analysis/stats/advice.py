@@ -154,7 +154,7 @@ def _judge(cross: Mapping[str, Crossing], ranges: Mapping[str, tuple[float, floa
         if math.isnan(p):
             exempt[r], target[r] = c.note or "no price could be placed", listed[r]
             continue
-        target[r] = _clip(p, lo, hi) if math.isfinite(p) else (lo if p == math.inf else hi)
+        target[r] = _clip(p, lo, hi) if math.isfinite(p) else (hi if p == math.inf else lo)
         if c.note:
             exempt[r] = c.note
         elif max_change is not None and math.isfinite(p) and p > 0:
@@ -348,10 +348,14 @@ def _search(reps: list[str], classes: Mapping[str, Sequence[str]], p0: dict[str,
             break
     everyone = [reps[i] for i in movable]
     say(f"no smaller set of changes holds: every movable unit changes ({len(everyone)})")
-    x, _, _ = model.solve(np.array([movable]))
-    start = {reps[j]: float(p[j] + x[0][k]) for k, j in enumerate(movable)}
+    level = all(reps[i] in everyone for i in range(len(reps)) if held[i])
+    if level:  # no set reaches 50% for all: the held classes are balanced with each other, from where they stand
+        start = dict(p0)
+    else:
+        x, _, _ = model.solve(np.array([movable]))
+        start = {reps[j]: float(p[j] + x[0][k]) for k, j in enumerate(movable)}
     prices, _ = _refine(p0, everyone, start, scores, _jacobian(A, np.array(movable), held), tolerance, ranges, ex,
-                        target, steps=2 * STEPS)
+                        target, steps=2 * STEPS, level=level)
     return prices, tried + 1, True
 
 
@@ -363,13 +367,16 @@ def _jacobian(A: np.ndarray, chosen: np.ndarray, held: np.ndarray) -> np.ndarray
 
 def _refine(p0: Mapping[str, float], chosen: Sequence[str], start: Mapping[str, float], scores: ScoresFn,
             jacobian: np.ndarray, tolerance: float, ranges: Mapping[str, tuple[float, float]], ex: Mapping[str, str],
-            target: Mapping[str, float], steps: int = STEPS) -> tuple[dict[str, float], float]:
+            target: Mapping[str, float], steps: int = STEPS, level: bool = False) -> tuple[dict[str, float], float]:
     """The chosen classes moved to their joint 50% prices (exempt ones to their target); the largest held gap.
 
     Broyden's method on ``score - 50%`` of the held chosen classes, from the linear
     model's prices and its Jacobian (``jacobian``: rows and columns in ``chosen``'s
     held order); each step costs one table of scores (the fights its copies need),
-    and a step that makes things worse is halved.
+    and a step that makes things worse is halved. With ``level`` (every held class
+    moving) the target is their mean score instead of 50%: when exempt classes
+    pull the roster's mean away from 50%, the held ones are balanced with each
+    other, which is the smallest largest gap points can reach.
     """
     table = dict(p0)
     for r in chosen:
@@ -382,11 +389,14 @@ def _refine(p0: Mapping[str, float], chosen: Sequence[str], start: Mapping[str, 
     def residual(x: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
         table.update({r: float(v) for r, v in zip(moving, x)})
         s, _ = scores(table)
-        return np.array([s[r] - 0.5 for r in moving], float), dict(s)
+        v = np.array([s[r] for r in moving], float)
+        return v - (v.mean() if level and len(v) else 0.5), dict(s)
 
     x = np.array([table[r] for r in moving], float)
     f, s = residual(x)
     J = np.array(jacobian, float)
+    if level and len(J):  # the residual is each score less their mean: so is its Jacobian
+        J = J - J.mean(axis=0, keepdims=True)
     for _ in range(steps):
         if not moving or np.abs(f).max() <= tolerance / 40:
             break

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from analysis.report.findings import Code, Link, findings, markdown
+from analysis.stats.verdicts import CANNOT, Advice
 
 
 def _fair(rows):
@@ -50,31 +51,57 @@ FAIR = _fair([
 ])
 
 
-def test_over_and_under_priced_flagged_first_then_by_how_far():
-    f = _by_title(findings(_report(FAIR)))
-    over = [_text(i).split(":")[0] for i in f["Over-priced"].items]
-    under = [_text(i).split(":")[0] for i in f["Under-priced"].items]
-    assert over == ["Pricey", "Steep", "Dear"]  # flagged by ratio (0.5, 0.8), then the unflagged one
-    assert under == ["Bargain", "Cheap", "Fine"]  # an estimate above the range is the most under-priced
-    dear = _text(f["Over-priced"].items[2])
-    assert dear == "Dear: 240 points, fair price 200 (95% interval 150–260); within its interval, not flagged"
-    bargain = _text(f["Under-priced"].items[0])
-    assert "extrapolation" in bargain and "estimate above 960" in bargain and "nan" not in bargain.lower()
-    links = [p for p in f["Under-priced"].items[0] if isinstance(p, Link)]
-    assert {p.anchor for p in links} == {"fair-1"} and all(p.md_anchor == "fair-prices" for p in links)
+def _advice(rows, **kw):
+    """An advice from hand-made verdict rows: unit, verdict, points, advised, advice."""
+    table = pd.DataFrame([{"unit": u, "verdict": v, "points": p, "advised_points": a, "advice": adv, "reason": "",
+                           "held": v != CANNOT, "note": ""} for u, v, p, a, adv in rows])
+    return Advice(table, 0.02, **{"balanced": True, "worst": 0.013, **kw})
 
 
-def test_what_to_try_next_names_each_flagged_unit_and_the_noise():
-    rep = _report(FAIR, trials_hi_lo=(0.45, 0.55))  # every cell +-5 pp against a +-1 pp target
+ADVICE = _advice([
+    ("Cheap", "underpriced", 20, 26, "raise its cost from 20 to 26"),
+    ("Fine", "fair", 50, 50, "keep its cost"),
+    ("Victim", "fair once Cheap and Steep are repriced", 240, 240, "keep its cost"),
+    ("Steep", "overpriced", 100, 80, "lower its cost from 100 to 80"),
+    ("Mob", CANNOT, 30, 30, "change its profile (or the budget): needs 4.57 copies, more than a side can field (4)"),
+])
+
+
+def _with_advice(rep, advice):
+    rep.balance.advice = advice
+    rep.balance.verdicts = advice.table
+    return rep
+
+
+def test_the_advice_names_each_change_and_says_every_other_unit_keeps_its_price():
+    f = _by_title(findings(_with_advice(_report(FAIR), ADVICE)))
+    lead = _text(f["Advice"].parts)
+    assert lead.startswith("the fewest price changes that bring every unit points can balance within ±2 pp of 50%")
+    assert "2 of 5 units" in lead and "largest gap 1.3 pp" in lead
+    items = [_text(i) for i in f["Advice"].items]
+    assert items[:2] == ["Cheap: raise its cost from 20 to 26", "Steep: lower its cost from 100 to 80"]
+    assert items[2] == ("every other unit keeps its price: fair Fine; fair once the others are repriced Victim")
+    assert items[3].startswith("Mob: cannot be balanced by points (change its profile")
+    links = [p for p in f["Advice"].items[0] if isinstance(p, Link)]
+    assert [p.anchor for p in links] == ["verdict-0"] and links[0].md_anchor == "verdicts"
+    assert "Over-priced" not in f and "Under-priced" not in f  # one answer, not per-unit flags
+
+
+def test_nothing_to_change_says_so():
+    calm = _advice([("A", "fair", 20, 20, "keep its cost"), ("B", "fair", 30, 30, "keep its cost")])
+    f = _by_title(findings(_with_advice(_report(FAIR), calm)))
+    assert _text(f["Advice"].parts).startswith("nothing to change: no unit's score is surely outside 50% ±2 pp")
+    assert not f["Advice"].items
+
+
+def test_what_to_try_next_is_the_advice_then_the_noise():
+    rep = _with_advice(_report(FAIR, trials_hi_lo=(0.45, 0.55)), ADVICE)  # every cell +-5 pp against +-1 pp
     steps = [_text(i) for i in _by_title(findings(rep))["What to try next"].items]
-    assert "lower the cost of Pricey from 120 towards 60" in steps
-    assert "lower the cost of Steep from 100 towards 80" in steps
-    assert "raise the cost of Cheap from 20 towards 30" in steps
-    assert any(s.startswith("raise the cost of Bargain well above its 40 points") and "extrapolation" in s
-               for s in steps)
-    assert not any("Dear" in s or "Fine" in s for s in steps)  # not flagged: nothing to change
+    assert steps[:3] == ["Cheap: raise its cost from 20 to 26", "Steep: lower its cost from 100 to 80",
+                         "Mob: change its profile (or the budget): needs 4.57 copies, more than a side can field (4)"]
+    assert not any(s.startswith(("Fine", "Victim")) for s in steps)  # fair: nothing to do
     assert "raise the trial cap (--max-trials, now 4,096): 36 cells are noisier than the target" in steps
-    calm = [_text(i) for i in _by_title(findings(_report(FAIR)))["What to try next"].items]
+    calm = [_text(i) for i in _by_title(findings(_with_advice(_report(FAIR), ADVICE)))["What to try next"].items]
     assert not any("trial cap" in s for s in calm)
 
 
@@ -88,14 +115,6 @@ def test_cycles_and_dominance_are_counted_and_linked():
     assert _text(f["Dominance"].parts).startswith("1 of 6 units are dominated")
     md = "\n".join(markdown(findings(_report(FAIR, cycles=cycles, dominated=dominated))))
     assert "[0.123](#intransitive-triples)" in md and "**Cycles**" in md and "[1](#dominated-units)" in md
-
-
-def test_no_prices_says_so_in_one_bullet():
-    empty = _fair([("A", math.nan, 1, math.nan, math.nan, math.nan, math.nan, False, "", "", "calibration", ""),
-                   ("B", math.nan, 1, math.nan, math.nan, math.nan, math.nan, False, "", "", "calibration", "")])
-    f = _by_title(findings(_report(empty)))
-    assert "none could be computed" in _text(f["Fair prices"].parts)
-    assert "Over-priced" not in f and "Under-priced" not in f
 
 
 def test_a_ruleset_without_copies_says_its_matrix_ignores_cost():
@@ -118,13 +137,3 @@ def test_units_whole_copies_leave_short_of_the_budget_are_named():
     assert "Steep with 450" in text
     assert "Cheap" not in text and "Dear" not in text  # all spent, or within 5% of the budget
     assert "Unspent points" not in _by_title(findings(_report(FAIR.assign(fielded=500.0))))
-
-
-def test_every_flagged_unit_gets_a_next_step_though_three_are_shown():
-    under = _fair([(f"U{j}", 40, 10, 44.0 + j, 42.0 + j, 46.0 + j, (44.0 + j) / 40, True, "underpriced", "", "copies",
-                    "") for j in range(4)] + [("Fine", 50, 8, 50.0, 45.0, 55.0, 1.0, False, "fair", "", "copies", "")])
-    f = _by_title(findings(_report(under)))
-    assert len(f["Under-priced"].items) == 3
-    assert "(1 more flagged in the fair-price table)" in _text(f["Under-priced"].parts)
-    steps = [_text(i) for i in f["What to try next"].items]
-    assert sum(s.startswith("raise the cost of U") for s in steps) == 4

@@ -102,7 +102,7 @@ def test_tables_have_human_headers_aligned_cells_and_scroll(report, html):
     page = Page(html)
     machine = [h for h in page.headers if re.fullmatch(r"[a-z]+(_[a-z]+)+", h)]
     assert not machine, machine  # "Fair price", "95% interval"... never fair_lo or win_rate_lo
-    assert {"Fair price", "95% interval", "Win rate", "Strength (logit)", "Nash weight"} <= set(page.headers)
+    assert {"Fair price alone", "95% interval", "Win rate", "Strength (logit)", "Nash weight"} <= set(page.headers)
     assert html.count('<table class="t">') == html.count('<div class="scroll"><table class="t">')
     assert all(cls in ("num", "text") for cls, _ in page.cells)
     number = re.compile(r"[-+]?[\d,]+(\.\d+)?%?( to |–)?([-+]?[\d,]+(\.\d+)?%?)?")
@@ -151,29 +151,21 @@ def test_findings_come_first_and_every_number_links_to_its_row(report, html):
             assert rows[targets.pop()][0] == item.split(":")[0]
 
 
-def test_findings_name_the_most_mispriced_units_flagged_first(report, html):
-    fp = report.balance.fair_points
-    # units whose reconciled verdict is not a price (dominated, cannot be harmed) have findings of their own
-    price_words = report.balance.verdicts.set_index("unit")["verdict"].str.split(",").str[0]
-    fp = fp[fp["unit"].map(price_words).isin(["overpriced", "underpriced", "fair"])]
-    over = fp[fp["verdict"] == "overpriced"].sort_values("ratio")
-    under = fp[fp["verdict"] == "underpriced"].sort_values("ratio", ascending=False)
-    findings = re.sub(r"<[^>]+>", "", _section(html, "findings"))
-    for title, flagged in (("Over-priced", over), ("Under-priced", under)):
-        block = findings[findings.index(title):]
-        block = block[:block.index("\n\n")] if "\n\n" in block else block
-        named = [u for u in fp["unit"] if f"{u}: " in block]
-        named.sort(key=lambda u: block.index(f"{u}: "))
-        assert named[:min(3, len(flagged))] == list(flagged["unit"])[:3], (title, named)
-        for _, r in flagged.head(3).iterrows():
-            # a bound that rounds to the listed price but lies beyond it carries a decimal (interval_against)
-            if math.isnan(r["fair_points"]):  # beyond what the roster can measure: said in words
-                assert f"{r['unit']}: {r['points']:,.0f} points, fair price beyond the roster" in html_module.unescape(block)
-                continue
-            iv = interval_against(r["fair_lo"], r["fair_hi"], "points", r["points"])
-            assert f"fair price {r['fair_points']:,.0f} (95% interval {iv})" in block
+def test_the_advice_finding_names_every_change_and_nothing_else(report, html):
+    """One answer: the units the advice reprices, each with its advised price, and no other unit as mispriced."""
+    v = report.balance.verdicts
+    changed = v[v["verdict"].isin(["overpriced", "underpriced"])]
+    findings = html_module.unescape(re.sub(r"<[^>]+>", "", _section(html, "findings")))
+    block = findings[findings.index("Advice"):findings.index("Equilibrium")]
+    for _, r in changed.iterrows():
+        verb = "raise" if r["advised_points"] > r["points"] else "lower"
+        assert f"{r['unit']}: {verb} its cost from {r['points']:,.0f} to {r['advised_points']:,.0f}" in block
+    for u in v.loc[~v["unit"].isin(changed["unit"]), "unit"]:
+        assert f"{u}: raise" not in block and f"{u}: lower" not in block
+    for name in ("Over-priced", "Under-priced"):
+        assert name not in findings
     md = report.markdown()
-    assert md.index("## Findings") < md.index("## Rankings") and "(#fair-prices)" in md
+    assert md.index("## Findings") < md.index("## Rankings") and "(#verdicts)" in md
 
 
 def test_default_featured_matchups_are_the_most_lopsided_and_most_even_cells(report, html):

@@ -22,6 +22,7 @@ def test_the_report_shows_the_proposal_that_rebalance_alone_makes(tmp_path):
     # the table in the report is the one `meleelab rebalance` makes at the same settings and seed
     alone = rebalance("duel", rep.rebalance.roster, seed=5, **QUICK)
     assert rep.rebalance.prices == alone.prices
+    assert rep.balance.advice.prices == alone.prices  # one answer: the report's advice is the table rebalance writes
     assert rep.rebalance.verification_seed == alone.verification_seed
     pd.testing.assert_frame_equal(rep.rebalance.verification, alone.verification)
 
@@ -58,10 +59,16 @@ def test_report_all_rebalances_only_the_rulesets_that_field_copies(tmp_path):
     assert not result["failed"] and not (tmp_path / "all" / "mecha" / "rebalance").exists()
 
 
-def test_a_roster_points_cannot_balance_gets_the_reason_in_its_section():
-    # at 120 points Goblin Mob would need more copies than a side fields: one unit is left to balance
-    rep = build_report("duel", units=["Sellsword", "Goblin Mob"], seed=1, rebalance=True, **QUICK)
-    assert rep.rebalance is None and "fewer than two units can be balanced" in rep.rebalance_note
+def test_a_unit_points_cannot_balance_stays_in_the_proof_and_the_section_says_why(tmp_path):
+    # the Titan wins even as one copy at the whole budget: it stays, at the budget, an opponent in the proof
+    path = tmp_path / "titan.toml"
+    path.write_text('ruleset = "duel"\nbudget = 120\n' + "".join(
+        f'[[unit]]\nname = "{n}"\ncount = 1\nwounds = {w}\ntoughness = {t}\nws = {ws}\nstrength = 3\n'
+        f'points = {p}\n[unit.weapon]\nstrength = {s}\ndamage = 1\n'
+        for n, w, t, ws, s, p in [("Guard", 2, 4, 3, 3, 30), ("Blade", 2, 4, 5, 4, 30), ("Titan", 12, 6, 6, 6, 100)]))
+    rep = build_report("duel", path, seed=1, rebalance=True, **QUICK)
+    assert rep.rebalance is not None and "Titan" in rep.rebalance.rebalanced.names
+    assert "even with one copy" in rep.rebalance.excluded["Titan"]
     page = rep.html()
     section = page[page.index('id="balanced"'):page.index('id="one-for-one"')]
-    assert "points alone cannot balance this roster" in section and "Goblin Mob" in section
+    assert "Points alone cannot balance Titan" in section and "It stays in the roster at 120 points" in section

@@ -58,11 +58,11 @@ def test_table_view_human_headers_alignment_intervals_and_row_ids():
     view = rt.table_view(frame, rt.FAIR_POINTS, row_ids=lambda i: f"fair-{i}",
                          row_class=lambda r: "flagged" if r["flagged"] else "")
     headers = [h.text for h in view.headers]
-    assert headers == ["Unit", "Points", "Copies", "Fair price", "95% interval", "Fair ÷ points", "Verdict",
+    assert headers == ["Unit", "Points", "Copies", "Fair price alone", "95% interval", "Fair ÷ points", "Verdict",
                        "Extrapolation", "Method", "Note"]
     assert not any("_" in h for h in headers)  # no machine names
     numeric = {h.text: h.numeric for h in view.headers}
-    assert numeric["Points"] and numeric["Fair price"] and numeric["95% interval"] and not numeric["Unit"]
+    assert numeric["Points"] and numeric["Fair price alone"] and numeric["95% interval"] and not numeric["Unit"]
     first, second = view.rows
     assert [c.text for c in first.cells[:6]] == ["A <b>", "20", "3", "26", "22–33", "1.29"]
     assert [c.text for c in second.cells[:6]] == ["B", "1,500", "1", rt.MISSING, "900–?", rt.MISSING]
