@@ -40,10 +40,11 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
                 max_rounds: int | None, rules_defaults: bool, fielding: str, method: str,
                 workers: int, scheduler: str | None, quiet: bool, budget: str | None, from_matrix: str | None,
                 out: str | None) -> None:
-    """Rankings, Nash weights, dominated units, cycles and fair points for a roster.
+    """The advice (the fewest price changes that balance the roster), rankings, Nash weights, dominance, cycles.
 
     Runs the matchup matrix (or reads one with --from-matrix) and prints the
-    tables; --out writes rankings.csv, nash.csv, dominated.csv, cycles.csv,
+    advice, every unit's verdict from it and the tables; --out writes
+    verdicts.csv, rankings.csv, nash.csv, dominated.csv, cycles.csv,
     fair_points.csv, points_efficiency.csv, side_averaged.csv, payoff.csv and
     balance_model.txt (plus matrix_long.csv, matrix.csv and metadata.json when simulated).
     """

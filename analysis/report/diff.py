@@ -7,9 +7,9 @@ lists, for every number the two runs share:
 
 * **cells** (``matrix_long.csv``): P(attacker wins) and P(defender wins) of each
   attacker x defender pair;
-* **rankings** (``rankings.csv``): each unit's side-averaged win rate and
-  Bradley-Terry strength (its rank is shown alongside);
-* **fair prices** (``fair_points.csv``): each unit's suggested fair cost (its
+* **rankings** (``rankings.csv``): each unit's one score, side-averaged win rate
+  and Bradley-Terry strength (its rank is shown alongside);
+* **fair prices** (``fair_points.csv``): each unit's fair price alone (its
   current points are shown alongside).
 
 The error of a difference
@@ -75,7 +75,7 @@ COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "rankings.csv": {
         "unit": ("unit",), "rank": ("rank",),
-        "win_rate": ("win_rate",), "win_rate_se": ("win_rate_se",),
+        "win_rate": ("win_rate",), "win_rate_se": ("win_rate_se",), "score": ("score",), "score_se": ("score_se",),
         "strength": ("strength",), "strength_se": ("strength_se",),
     },
     "fair_points.csv": {
@@ -88,6 +88,7 @@ COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
 QUANTITIES: tuple[tuple[str, str, str, str, str], ...] = (
     ("cell", "matrix_long.csv", "p_attacker", "p_attacker_se", "P(attacker wins)"),
     ("cell", "matrix_long.csv", "p_defender", "p_defender_se", "P(defender wins)"),
+    ("ranking", "rankings.csv", "score", "score_se", "score"),
     ("ranking", "rankings.csv", "win_rate", "win_rate_se", "win rate"),
     ("ranking", "rankings.csv", "strength", "strength_se", "strength (logit)"),
     ("fair price", "fair_points.csv", "fair_price", "interval", "fair price (points)"),
