@@ -24,7 +24,7 @@ __all__ = ["rebalance_cmd"]
 @click.option("--budget", type=str, default=None, metavar="POINTS",
               help="Equal-points budget (default: the roster's).")
 @click.option("--lock", "lock", multiple=True, metavar="UNIT",
-              help="A unit whose price stays (repeatable); with none, the roster's total points stay.")
+              help="A unit whose price stays, whatever the advice (repeatable).")
 @click.option("--round-to", type=Number(0, 1e9), default=1, show_default=True,
               help="Round every proposed price to a multiple of this many points (down or up, whichever keeps the "
                    "whole table nearest 50%).")

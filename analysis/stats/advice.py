@@ -63,10 +63,11 @@ Z = 1.96
 
 @dataclass(frozen=True)
 class Crossing:
-    """Where one class alone scores 50% at a table: its ``price`` (``inf``: no price is high enough...).
+    """Where one class alone scores 50% at a table: its ``price``, and why a side cannot field it there.
 
-    ``price`` is ``0`` when even the dearest price leaves it above 50% (more copies never needed), ``inf``
-    when no price is low enough, NaN when unknown; ``note`` says why it cannot be fielded there, if so.
+    ``price`` is ``inf`` when no price is high enough (it scores above 50% however few copies it fields),
+    ``0`` when none is low enough (more copies never bring it to 50%), NaN when unknown; ``note`` says why a
+    side cannot field that price, if so (empty when it can).
     """
 
     price: float
@@ -193,7 +194,7 @@ class _Model:
         gap = np.abs(predicted - 0.5)
         worst = np.where(self.held[None, :], gap, 0.0).max(axis=1)
         change = (self.weight[sets] * np.abs(x) / self.p0[sets]).sum(axis=1)
-        return x, np.round(worst, 12), np.round(change, 12)
+        return x, np.round(worst, 9), np.round(change, 9)  # last bits differ between machines: ties stay ties
 
 
 def _sets_by_size(model: _Model, movable: list[int], tolerance: float) -> Iterator[tuple[np.ndarray, np.ndarray,
