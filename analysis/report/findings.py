@@ -113,7 +113,7 @@ def _advice(rep: Any) -> list[Finding]:
                      ", ".join(str(u) for u in once["unit"])]
         items.append(tuple(keep))
     for i, r in cannot.iterrows():
-        items.append((f"{r['unit']}: ", _verdict_link(f"{r['verdict']} ({r['advice']})", i)))
+        items.append((f"{r['unit']}: ", _verdict_link(f"{r['verdict']}: {r['advice']}", i)))
     if adv.method != "joint":
         lead: tuple[Any, ...] = (f"{adv.note}; ",)
         if not len(changed):

@@ -35,7 +35,7 @@ __all__ = ["SECTION_TITLES", "environment", "data_uri", "report_context", "rende
 SECTION_TITLES = {"findings": "Findings", "overview": "Overview", "baseline": "Since the baseline",
                   "rules": "Rules", "settings": "Settings", "units": "Units", "matrix": "Matrix",
                   "rankings": "Rankings", "outcomes": "Win / draw / loss", "nash": "Nash mix",
-                  "dominance": "Dominance", "cycles": "Cycles", "fair-points": "Fair prices",
+                  "dominance": "Dominance", "cycles": "Cycles", "fair-points": "Advice and prices",
                   "one-for-one": "One a side", "matchup": "Featured matchups", "provenance": "Provenance",
                   "files": "Files"}
 

@@ -37,8 +37,8 @@ __all__ = ["FAIR_PRICE_DEFINITION", "FAIR_POINTS_MODEL", "COPIES_MODEL", "CALIBR
            "fair_prices", "fair_from_curves", "curve_price", "roster_calibration", "points_efficiency",
            "price_range", "REPLICATES"]
 
-FAIR_PRICE_DEFINITION = ("Fair price: the points at which the unit would score 50% (win + draw/2, both roles "
-                         "averaged) against the roster at equal points (every unit as listed, itself included).")
+FAIR_PRICE_DEFINITION = ("Fair price alone: the points at which the unit would score 50% (win + draw/2, both roles "
+                         "averaged) against the roster at equal points, every other unit as listed (itself included).")
 COPIES_MODEL = (
     "Computed from equal-points fights (method 'copies'): at a budget B every unit fields floor(B / points) "
     "copies; a unit's copy curve is its mean score against every unit of the roster (each fielded "

@@ -37,7 +37,7 @@ def test_report_contains_every_section(report, written):
     assert html.count("data:image/png;base64,") >= 8
     assert "http://" not in html and "https://" not in html  # self-contained
     rs = report.ruleset
-    for text in (rs.title, rs.source, rs.spec, "second_m_destroys", "seed", "linprog", "Fair price: the points at which"):
+    for text in (rs.title, rs.source, rs.spec, "second_m_destroys", "seed", "linprog", "Fair price alone: the points at which"):
         assert str(markupsafe.escape(text)) in html, text  # escaped as the templates escape (' is &#39;)
 
 

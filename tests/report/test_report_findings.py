@@ -81,7 +81,7 @@ def test_the_advice_names_each_change_and_says_every_other_unit_keeps_its_price(
     items = [_text(i) for i in f["Advice"].items]
     assert items[:2] == ["Cheap: raise its cost from 20 to 26", "Steep: lower its cost from 100 to 80"]
     assert items[2] == ("every other unit keeps its price: fair Fine; fair once the others are repriced Victim")
-    assert items[3].startswith("Mob: cannot be balanced by points (change its profile")
+    assert items[3].startswith("Mob: cannot be balanced by points: change its profile")
     links = [p for p in f["Advice"].items[0] if isinstance(p, Link)]
     assert [p.anchor for p in links] == ["verdict-0"] and links[0].md_anchor == "verdicts"
     assert "Over-priced" not in f and "Under-priced" not in f  # one answer, not per-unit flags

@@ -285,7 +285,7 @@ def test_summary_writes_every_table_deterministically(tmp_path):
               "points_efficiency.csv", "side_averaged.csv", "payoff.csv", "balance_model.txt"):
         assert n in names
         assert (tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes()
-    assert "Fair price: the points at which the unit would score 50%" in one.model
+    assert "Fair price alone: the points at which the unit would score 50%" in one.model
     assert "calibration" in one.model
     text = balance_text(one)
     for heading in ("Rankings", "Nash", "Dominated", "Intransitive", "Fair prices"):
