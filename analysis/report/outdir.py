@@ -313,8 +313,9 @@ class OutputFolder:
 
     def open_store(self, *, fresh: bool = False) -> ResultsStore:
         """The folder's results store (created with the folder if needed)."""
-        if self.store is None:
-            self.store = ResultsStore(self.store_path, fresh=fresh)
+        if self.store is None:  # --fresh replaces a damaged store only in a folder meleelab proves it wrote
+            self.store = ResultsStore(self.store_path, fresh=fresh,
+                                      replace_damaged=not isinstance(read_manifest(self.path), str))
         return self.store
 
     def replace(self, write: Callable[[Path], list[Path]]) -> list[Path]:
