@@ -36,6 +36,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
@@ -77,6 +78,7 @@ class FolderLock:
         self.path = target.parent / f".{target.name}.lock"
         self._fd: int | None = None
         self._id: tuple[int, int] | None = None
+        self.previous_staging = ""
         self._made = [p for p in target.parents if not p.exists()]  # removed again if the run leaves nothing
         try:
             import fcntl
@@ -113,9 +115,19 @@ class FolderLock:
             if now is not None and (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):
                 break
             os.close(fd)  # the previous holder removed the file between our open and our lock: lock the new one
+        #: the staging folder a killed holder was making (FolderLock.note): meleelab's, whatever it holds
+        self.previous_staging = _staging_named(os.pread(fd, _MAX_LOCK_BYTES + 1, 0))
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         self._fd, self._id = fd, (info.st_dev, info.st_ino)
+
+    def note(self, staging_name: str) -> None:
+        """Record in the lock file, before making it, the name of the staging folder this run makes: if the
+        run is killed before it marks that folder as its own, the next run still knows whose it is."""
+        if self._fd is not None:
+            data = f"{os.getpid()}\n{staging_name}\n".encode()
+            os.pwrite(self._fd, data, 0)
+            os.ftruncate(self._fd, len(data))
 
     def release(self) -> None:
         """Remove the lock file and drop the lock (in that order: a waiting run then locks a new file)."""
@@ -142,6 +154,12 @@ class FolderLock:
         self.release()
 
 
+def _staging_named(text: bytes) -> str:
+    """The staging folder's name recorded in a lock file's text (empty when none)."""
+    lines = text.decode("utf-8", "replace").splitlines()
+    return lines[1] if len(lines) > 1 and lines[1].startswith(".") and "/" not in lines[1] else ""
+
+
 def _lstat(path: Path) -> os.stat_result | None:
     try:
         return os.lstat(path)
@@ -155,18 +173,23 @@ def _not_a_lock_file(fd: int, info: os.stat_result) -> str:
         return "not a regular file"
     if info.st_nlink != 1:
         return f"a file with {info.st_nlink} hard links"
-    if info.st_size > 32:
+    if info.st_size > _MAX_LOCK_BYTES:
         return f"a file of {info.st_size:,} bytes"
-    text = os.pread(fd, 33, 0)
-    if text and not re.fullmatch(rb"[0-9]+\n?", text):
+    text = os.pread(fd, _MAX_LOCK_BYTES + 1, 0)
+    if text and not _LOCK_TEXT.fullmatch(text):
         return "a file that holds something else than a process id"
     return ""
 
 
+#: What a lock file holds: the process id, then the name of the staging folder it makes (see FolderLock.note).
+_LOCK_TEXT = re.compile(rb"[0-9]+\n?(\.[^/\n\x00]{1,255}\n)?")
+_MAX_LOCK_BYTES = 300
+
+
 def _read_pid(fd: int) -> str:
     try:
-        text = os.pread(fd, 32, 0).decode("ascii").strip()
-    except (OSError, UnicodeError):
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").split("\n")[0].strip()
+    except OSError:
         return ""
     return f" (process {text})" if text.isdigit() else ""
 
@@ -296,7 +319,9 @@ class OutputFolder:
         for entry, kind, pid in sorted(self._siblings(), key=lambda e: e[1] != "old"):
             if _alive(pid):
                 continue  # another run on this folder is still going
-            staging = is_staging(entry)
+            # made by the killed holder of the lock (named in the lock file) or claimed by a staging manifest
+            staging = is_staging(entry) or (entry.name == self.lock.previous_staging and kind == "tmp" and
+                                            isinstance(read_manifest(entry), str))
             if kind == "old" and not staging and not os.path.lexists(self.path) and \
                     not isinstance(read_manifest(entry), str):
                 os.rename(entry, self.path)  # killed between the two renames of a swap: put the previous output back
@@ -337,7 +362,7 @@ class OutputFolder:
 
         parent = self.path.parent
         parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-{os.getpid()}-", dir=parent))
+        staging = self._make_staging(parent)
         try:
             claim_staging(staging, self.command, sim.__version__)
             umask = os.umask(0)
@@ -364,6 +389,17 @@ class OutputFolder:
                 remove_owned(staging)  # a failure after the swap: the previous output, proven file by file
             raise
         return [self.path / Path(p).relative_to(staging) for p in written]
+
+    def _make_staging(self, parent: Path) -> Path:
+        """A new staging folder beside the target, its name recorded in the lock file before it is made."""
+        while True:
+            staging = parent / f".{self.path.name}.tmp-{os.getpid()}-{secrets.token_hex(6)}"
+            self.lock.note(staging.name)
+            try:
+                os.mkdir(staging, 0o700)
+                return staging
+            except FileExistsError:
+                continue
 
     def _swap(self, staging: Path) -> None:
         if not os.path.lexists(self.path):

@@ -106,7 +106,7 @@ def key_id(key: bytes) -> str:
 #: Why a row was not used, by the reason :meth:`RowSigner.why_not` and :class:`~analysis.runs.store.ResultsStore` give.
 REASONS = {
     "another key": "signed with another user's or machine's key",
-    "edited": "edited after they were signed (this user's key, other values)",
+    "edited": "edited after they were signed",
     "unsigned": "not signed",
     "unknown": "signed with another key or edited (rows of an older store do not say which key)",
     "impossible": "impossible (counts that do not add up, or not what their settings give)",
