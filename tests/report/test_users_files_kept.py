@@ -21,7 +21,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sim
@@ -384,7 +384,8 @@ def folder_contents(draw: st.DrawFn) -> list[tuple[str, str, object]]:
     """Entries (kind, path, payload) of a folder the user made: files, folders, links, read-only files."""
     entries = []
     for _ in range(draw(st.integers(0, 6))):
-        depth = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3))
+        depth = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=1) |
+                     st.lists(st.sampled_from(NAMES), min_size=1, max_size=3))
         kind = draw(st.sampled_from(["file", "file", "read-only", "symlink", "hard link", "dir"]))
         entries.append((kind, "/".join(depth), draw(_CONTENT)))
     return entries
@@ -413,6 +414,9 @@ def _make(root: Path, outside: Path, entries: list[tuple[str, str, object]]) -> 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(entries=folder_contents(), own_first=st.booleans())
+@example(entries=[("file", "compare.csv", b"mine")], own_first=False)
+@example(entries=[("file", ".x.tmp", b"mine")], own_first=False)
+@example(entries=[("file", "index.md", b"mine"), ("file", "index.html", b"mine")], own_first=False)
 def test_any_folder_content_of_the_users_is_byte_identical_after_any_run(tmp_path_factory, entries, own_first):
     """Before a run the folder holds anything (or an output of meleelab's plus anything): after the run, whether
     it was refused or not, every entry of the user's is as it was, and the victim outside is untouched."""
@@ -482,9 +486,10 @@ def test_killed_at_every_step_then_rerun_gives_the_output_and_keeps_the_users_fi
     (parent / f".o.tmp-{pid}-mine").mkdir()
     (parent / f".o.tmp-{pid}-mine" / "a.csv").write_text("the user's a.csv\n")
     (parent / ".o.lock.bak").write_text("mine\n")
+    users = user_files(snapshot(parent), "o")
     out = parent / "o"
     OutputFolder(out, "matrix").replace(lambda d: [_write(d / "a.csv", "old a")])
-    users = user_files(snapshot(parent), "o")
+    assert user_files(snapshot(parent), "o") == users
     script = tmp_path / "kill.py"
     script.write_text(KILL_AT)
     for n in range(1, 60):
