@@ -291,6 +291,11 @@ def test_a_formula_behind_a_combining_grapheme_joiner_is_quoted_in_every_csv_cel
             assert neutralise_cell(text) == "'" + text and restore_cell(neutralise_cell(text)) == text
 
 
+def _toml(names: list[str]) -> str:
+    return 'ruleset = "mecha"\n' + "".join(f'[[unit]]\nname = "{n}"\ndefence = 2\nphysical = 0\narmour = "B"\n'
+                                           for n in names)
+
+
 @pytest.mark.parametrize("a, b", [("K\u00e1", "Ka\u0301"), ("AFS", "AFS\u3164"), ("AFS", "\u0410FS"),
                                   ("AFS", "\u0391FS"), ("Ogre", "\u041egre"), ("AFS", "\uff21\uff26\uff33"),
                                   ("Unit 1", "Unit l"), ("Arm", "Arrn"), ("AFS", "A\u034fFS")],
@@ -300,10 +305,10 @@ def test_lookalike_unit_names_are_refused(tmp_path, capsys, a, b):
     for fmt in ("toml", "csv"):
         path = tmp_path / f"r.{fmt}"
         if fmt == "toml":
-            path.write_text('ruleset = "mecha"\n' + "".join(
-                f'[[unit]]\nname = "{n}"\ndefence = 2\nphysical = 0\narmour = "B"\n' for n in (a, b)), encoding="utf-8")
+            path.write_text(_toml([a, b]), encoding="utf-8")
         else:
-            path.write_text("name,defence,physical,armour\n" + "".join(f"{n},2,0,B\n" for n in (a, b)), encoding="utf-8")
+            path.write_text("name,defence,physical,armour\n" + "".join(f"{n},2,0,B\n" for n in (a, b)),
+                            encoding="utf-8")
         err = one_error(main(["units", "mecha", "--roster", str(path)]), capsys.readouterr().err)
         assert "print alike" in err and ascii(b) in err
     roster = sim.default_roster("mecha")
@@ -314,8 +319,7 @@ def test_lookalike_unit_names_are_refused(tmp_path, capsys, a, b):
 def test_names_that_differ_to_the_eye_are_kept(tmp_path, capsys):
     path = tmp_path / "r.toml"
     names = ["Knight", "KNIGHT", "Ogre", "Ogre Brute", "Ωмега", "漢字の戦車", "naïve café", "Ka"]
-    path.write_text('ruleset = "mecha"\n' + "".join(f'[[unit]]\nname = "{n}"\ndefence = 2\nphysical = 0\narmour = "B"\n'
-                                                     for n in names), encoding="utf-8")
+    path.write_text(_toml(names), encoding="utf-8")
     assert sim.load_roster(path).names == names
     for rid in [r.id for r in sim.rulesets()]:  # the shipped rosters have no lookalikes
         sim.default_roster(rid)
@@ -324,7 +328,7 @@ def test_names_that_differ_to_the_eye_are_kept(tmp_path, capsys):
 @pytest.mark.parametrize("name", ["\u3164", "\u115f\u1160", "\u034f", "\ufe0f"])
 def test_a_name_that_shows_nothing_is_refused(tmp_path, capsys, name):
     path = tmp_path / "r.toml"
-    path.write_text(f'ruleset = "mecha"\n[[unit]]\nname = "{name}"\ndefence = 2\nphysical = 0\narmour = "B"\n', encoding="utf-8")
+    path.write_text(_toml([name]), encoding="utf-8")
     err = one_error(main(["units", "mecha", "--roster", str(path)]), capsys.readouterr().err)
     assert "shows something" in err or "invisible" in err
 
