@@ -512,3 +512,14 @@ def test_killed_at_every_step_then_rerun_gives_the_output_and_keeps_the_users_fi
     else:
         pytest.fail("the run never finished")
     assert n > 5  # the kills did land inside the run
+
+
+def test_a_saved_matrix_with_lookalike_names_is_refused(tmp_path, capsys):
+    out = tmp_path / "m"
+    assert main(["matrix", "mecha", "--units", "AFS,PKA", "--max-trials", "500", "--quiet", "--out", str(out)]) == 0
+    text = (out / "matrix_long.csv").read_text(encoding="utf-8")
+    lines = [ln.replace("PKA,", "\u0410FS,") for ln in text.splitlines()]
+    (tmp_path / "edited.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    err = one_error(main(["balance", "mecha", "--from-matrix", str(tmp_path / "edited.csv")]), capsys.readouterr().err)
+    assert "print alike" in err
