@@ -254,6 +254,13 @@ class RunDiff:
         return "\n".join(lines)
 
     def write(self, out_dir: str | Path) -> list[Path]:
+        """Write :meth:`write_files` into ``out_dir``, replacing it as a whole as ``--out`` does (only a folder
+        meleelab wrote, or an empty or new one; anything else in it is refused in one line)."""
+        from .outdir import replace_folder
+
+        return replace_folder(out_dir, self.write_files, "diff")
+
+    def write_files(self, out_dir: str | Path) -> list[Path]:
         """``diff.csv`` (every compared number), ``diff_changed.csv`` and ``diff.png``, each written atomically."""
         from .io import atomic_write_bytes, atomic_write_text
         from .safe_csv import frame_to_csv

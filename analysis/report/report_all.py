@@ -95,7 +95,7 @@ def _write_tree(out: Path, reports: Sequence[Report], failed: Mapping[str, str])
 
     paths: list[Path] = []
     for rep in reports:
-        paths += rep.write(out / rep.ruleset.id)
+        paths += rep.write_files(out / rep.ruleset.id)
     headlines = [rep.headline() for rep in reports]
     paths.append(atomic_write_text(out / "index.html", render_index(headlines, failed)))
     paths.append(atomic_write_text(out / "index.md", index(headlines, failed)))

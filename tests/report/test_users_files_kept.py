@@ -523,3 +523,25 @@ def test_a_saved_matrix_with_lookalike_names_is_refused(tmp_path, capsys):
     capsys.readouterr()
     err = one_error(main(["balance", "mecha", "--from-matrix", str(tmp_path / "edited.csv")]), capsys.readouterr().err)
     assert "print alike" in err
+
+
+def test_the_python_api_replaces_a_folder_as_out_does(tmp_path):
+    """``Report.write`` and ``RunDiff.write`` replace their folder whole, so only a folder meleelab wrote."""
+    from analysis.report.build import build_report
+    from analysis.report.diff import diff_runs
+
+    rep = build_report("mecha", units=["AFS", "Nutrocker"], max_trials=300, budget="none", seed=1)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "summary.md").write_text("my summary\n")
+    before = snapshot(mine)
+    with pytest.raises(InputError, match="summary.md"):
+        rep.write(mine)
+    assert snapshot(mine) == before
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert rep.write(a)[0].parent == a and rep.write(a) and rep.write(b)  # its own folder: replaced
+    (mine / "diff.csv").write_text("my diff\n")
+    before = snapshot(mine)
+    with pytest.raises(InputError, match="diff.csv"):
+        diff_runs(a, b).write(mine)
+    assert snapshot(mine) == before
