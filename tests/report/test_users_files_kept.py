@@ -480,7 +480,7 @@ print("finished")
 """
 
 
-@pytest.mark.parametrize("swap", ["exchange", "fallback"])
+@pytest.mark.parametrize("swap", ["exchange", pytest.param("fallback", marks=pytest.mark.slow)])
 def test_killed_at_every_step_then_rerun_gives_the_output_and_keeps_the_users_files(tmp_path, swap):
     """SIGKILL at the n-th file-system step of a run (every n until the run finishes), then a normal run: its
     output is byte-identical to an uninterrupted run's, and every file of the user's beside it is kept."""
@@ -545,3 +545,36 @@ def test_the_python_api_replaces_a_folder_as_out_does(tmp_path):
     with pytest.raises(InputError, match="diff.csv"):
         diff_runs(a, b).write(mine)
     assert snapshot(mine) == before
+
+
+KILLED = ["matrix", "warband", "--units", "Champion,Youngblood,Ogre Brute", "--seed", "6", "--max-trials", "65536",
+          "--half-width", "0.004", "--budget", "none", "--quiet"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_a_cli_run_killed_at_a_random_moment_then_rerun_gives_the_same_files_and_keeps_the_users(tmp_path, seed):
+    """SIGKILL a real matrix run after a random delay (seeded), beside the user's files, then run it again:
+    the output is byte-identical to an uninterrupted run's and every file of the user's is as it was."""
+    import random
+    import time
+
+    delay = random.Random(seed).uniform(0.5, 6.0)
+    parent, pid = tmp_path / "work", _dead_pid()
+    (parent / f".o.tmp-{pid}-mine").mkdir(parents=True)
+    (parent / f".o.tmp-{pid}-mine" / "matrix.csv").write_text("the user's\n")
+    (parent / "notes.md").write_text("my notes\n")
+    users = snapshot(parent)
+    out = parent / "o"
+    proc = subprocess.Popen([sys.executable, "-m", "analysis", *KILLED, "--out", str(out)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    for run_out in (out, tmp_path / "whole"):
+        done = subprocess.run([sys.executable, "-m", "analysis", *KILLED, "--out", str(run_out)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+    for name in ("matrix_long.csv", "matrix.csv", "matrix.json", "matrix.png"):
+        assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+    assert user_files(snapshot(parent), "o") == users
