@@ -416,7 +416,13 @@ def _make(root: Path, outside: Path, entries: list[tuple[str, str, object]]) -> 
             continue
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+#: Examples of the folder property: 40 in the default suite, 400 with MELEELAB_FUZZ_FULL=1 (.ci/run's second step).
+FOLDER_EXAMPLES = int(os.environ.get("MELEELAB_FUZZ_EXAMPLES", "0")) or (
+    400 if os.environ.get("MELEELAB_FUZZ_FULL") == "1" else 40)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=FOLDER_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(entries=folder_contents(), own_first=st.booleans())
 @example(entries=[("file", "compare.csv", b"mine")], own_first=False)
 @example(entries=[("file", ".x.tmp", b"mine")], own_first=False)
