@@ -34,6 +34,7 @@ opened with ``O_NOFOLLOW`` and used only when it holds nothing but a process id.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import secrets
@@ -125,7 +126,7 @@ class FolderLock:
         """Record in the lock file, before making it, the name of the staging folder this run makes: if the
         run is killed before it marks that folder as its own, the next run still knows whose it is."""
         if self._fd is not None:
-            data = f"{os.getpid()}\n{staging_name}\n".encode()
+            data = f"{os.getpid()}\n{json.dumps(staging_name)}\n".encode("ascii")  # JSON: any name, one line
             os.pwrite(self._fd, data, 0)
             os.ftruncate(self._fd, len(data))
 
@@ -156,8 +157,12 @@ class FolderLock:
 
 def _staging_named(text: bytes) -> str:
     """The staging folder's name recorded in a lock file's text (empty when none)."""
-    lines = text.decode("utf-8", "replace").splitlines()
-    return lines[1] if len(lines) > 1 and lines[1].startswith(".") and "/" not in lines[1] else ""
+    lines = text.decode("ascii", "replace").splitlines()
+    try:
+        name = json.loads(lines[1]) if len(lines) > 1 else ""
+    except ValueError:
+        return ""
+    return name if isinstance(name, str) and name.startswith(".") and "/" not in name else ""
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -182,8 +187,8 @@ def _not_a_lock_file(fd: int, info: os.stat_result) -> str:
 
 
 #: What a lock file holds: the process id, then the name of the staging folder it makes (see FolderLock.note).
-_LOCK_TEXT = re.compile(rb"[0-9]+\n?(\.[^/\n\x00]{1,255}\n)?")
-_MAX_LOCK_BYTES = 300
+_LOCK_TEXT = re.compile(rb'[0-9]+\n?("[ -~]{1,1000}"\n)?')
+_MAX_LOCK_BYTES = 1100
 
 
 def _read_pid(fd: int) -> str:
