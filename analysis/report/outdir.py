@@ -43,6 +43,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
+from typing import Any
 from pathlib import Path
 
 from sim.errors import InputError
@@ -51,7 +52,7 @@ from ..runs.store import ResultsStore
 from .owned import (MARKER, STORE_DIR, STORE_FILE, claim_staging, foreign_entry, is_staging, read_manifest,
                     remove_owned, write_markers)
 
-__all__ = ["OutputFolder", "replace_folder", "FolderLock", "STORE_DIR", "STORE_FILE", "MARKER"]
+__all__ = ["OutputFolder", "replace_folder", "replacing_writer", "FolderLock", "STORE_DIR", "STORE_FILE", "MARKER"]
 
 
 class FolderLock:
@@ -441,3 +442,13 @@ class OutputFolder:
 def replace_folder(path: str | Path, write: Callable[[Path], list[Path]], command: str = "meleelab") -> list[Path]:
     """Write a folder with ``write(staging)`` and swap it in whole (see :class:`OutputFolder`)."""
     return OutputFolder(path, command).replace(write)
+
+
+def replacing_writer(command: str) -> Callable[[Any, str | Path], list[Path]]:
+    """A ``write(self, out_dir)`` method for a result class: ``self.write_files(staging)``, then ``out_dir`` is
+    replaced whole as ``--out`` is (only a folder meleelab wrote, or an empty or new one)."""
+    def write(self: Any, out_dir: str | Path) -> list[Path]:
+        """Write the files into ``out_dir``, replaced as a whole like ``--out`` (see :class:`OutputFolder`):
+        a folder holding anything meleelab did not write is refused in one line, nothing touched."""
+        return replace_folder(out_dir, self.write_files, command)
+    return write
