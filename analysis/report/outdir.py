@@ -43,8 +43,8 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from sim.errors import InputError
 
@@ -373,7 +373,7 @@ class OutputFolder:
             claim_staging(staging, self.command, sim.__version__)
             umask = os.umask(0)
             os.umask(umask)
-            os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes 0700 folders; outputs are shared like any folder
+            os.chmod(staging, 0o777 & ~umask)  # made 0700 (private while written); outputs are shared like any folder
             written = write(staging)
             write_markers(staging, self.command, sim.__version__)
             if self.store is not None:
