@@ -33,7 +33,7 @@ from .limits import MAX_ROSTER_BYTES
 from .ruleset import Ruleset
 from .rulesets import get_ruleset
 
-__all__ = ["Roster", "load_roster", "default_roster", "roster_from_dict"]
+__all__ = ["Roster", "load_roster", "default_roster", "roster_from_dict", "check_lookalikes"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,9 @@ class Roster:
                       self.budget)
 
     def with_unit(self, unit: Any) -> "Roster":
-        """A copy with ``unit`` added (or replacing the unit of the same name)."""
+        """A copy with ``unit`` added (or replacing the unit of the same name); a name that looks like another
+        unit's is refused (:func:`check_lookalikes`)."""
+        check_lookalikes([n for n in self.units if n != unit.name] + [unit.name], Where(self.source))
         units = dict(self.units)
         units[unit.name] = unit
         return Roster(self.ruleset, units, self.options, self.source, self.description, self.budget)
@@ -236,8 +238,24 @@ def _finish(rs: Ruleset, units: list[Any], options: dict[str, Any], where: Where
         if u.name in by_name:
             raise where.at(u.name).error("name", u.name, "a unit name used once in the roster (duplicate)")
         by_name[u.name] = u
+    check_lookalikes(list(by_name), where)
     rs.check_roster(units, options or rs.resolve_options(), where)
     return Roster(rs.id, by_name, options, where.source or "<memory>", description)
+
+
+def check_lookalikes(names: list[str], where: Where) -> None:
+    """Refuse a name that looks like an earlier one (:func:`sim.names.lookalike`: the same once invisible
+    characters are removed, in NFKC form, or by its confusable skeleton): two rows a reader cannot tell apart."""
+    from .names import lookalike, skeleton
+
+    seen: dict[str, str] = {}
+    for name in names:
+        key = skeleton(name)
+        other = seen.get(key)
+        if other is not None and other != name:
+            raise where.at(name).error("name", name, f"a unit name that does not look like another unit's ({name!a} "
+                                                     f"and {other!a} print alike: {lookalike(name, other)})")
+        seen.setdefault(key, name)
 
 
 def default_roster(ruleset: str | Ruleset) -> Roster:

@@ -137,6 +137,11 @@ class Field:
                 # "AFS" and "AFS\u200b" print alike; a right-to-left override reverses what follows
                 raise where.error(self.name, value, f"{self.expected} without invisible format characters "
                                                     f"(it holds {format_character(invisible)})")
+            from .names import visible
+
+            if not visible(value).strip():  # only fillers and joiners (U+3164...): a name that shows nothing
+                raise where.error(self.name, value, f"{self.expected} that shows something (it holds only "
+                                                    f"invisible characters such as {format_character(value[0])})")
         elif self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
                 raise bad

@@ -211,7 +211,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
                                from_text=True, budget=budget, executor=executor,
                                store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline,
                                rebalance=with_rebalance)
-        paths = folder.replace(rep.write)
+        paths = folder.replace(rep.write_files)
     finally:
         folder.close()
         close()
@@ -246,7 +246,7 @@ def diff_cmd(old_dir: str, new_dir: str, z: float, out: str | None, show_all: bo
     result = diff_runs(old_dir, new_dir, z=z)
     click.echo(diff_text(result, limit=None if show_all else 40))
     if folder:
-        for p in folder.replace(result.write):
+        for p in folder.replace(result.write_files):
             click.echo(f"wrote {p}")
 
 

@@ -150,6 +150,8 @@ def note_store(store: Any) -> None:
         NOTES.append(f"{len(store.reused):,} cells came from the results store {store.path} (--fresh recomputes "
                      "them)")
     if store.ignored:
+        from ..runs.store_check import REASONS
+
+        why = "; ".join(f"{n:,} {REASONS.get(reason, reason)}" for reason, n in store.ignored_counts().items())
         NOTES.append(f"{len(store.ignored):,} cells in the results store {store.path} were ignored and computed "
-                     "again: not signed with this user's key (from another user or machine, or edited) or "
-                     "inconsistent")
+                     f"again: {why}")

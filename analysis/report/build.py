@@ -221,7 +221,15 @@ class Report:
 
     # ---------------------------------------------------------------- writing
     def write(self, out_dir: str | Path) -> list[Path]:
-        """Write the report folder (every file atomically). Returns the paths written."""
+        """Write the report folder, replacing ``out_dir`` as a whole as ``--out`` does
+        (:class:`analysis.report.outdir.OutputFolder`: only a folder meleelab wrote, or an empty or new one, is
+        replaced; anything else in it is refused in one line). Returns the paths written."""
+        from .outdir import replace_folder
+
+        return replace_folder(out_dir, self.write_files, "build_report")
+
+    def write_files(self, out_dir: str | Path) -> list[Path]:
+        """Write the report's files into ``out_dir`` (a staging folder of :meth:`write` or of ``write_all``)."""
         out = Path(out_dir)
         paths = list(write_matrix(self.matrix, out, png=False))
         pngs = self.figures()

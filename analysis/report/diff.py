@@ -55,6 +55,7 @@ from sim.files import read_input_text
 from sim.limits import MAX_MATRIX_BYTES
 
 from ..stats.checks import check_path
+from .outdir import replacing_writer
 from .render import figure_png, plain_text_plots
 from .safe_csv import restore_cell
 
@@ -222,6 +223,7 @@ class RunDiff:
     old: str
     new: str
     notes: list[str] = field(default_factory=list)
+    write = replacing_writer("diff")  # write(out_dir): write_files into out_dir, replaced whole like --out
 
     def changed(self) -> pd.DataFrame:
         """The roster's edits, the verdicts that flipped (whatever their z), then the numbers beyond the noise
@@ -256,7 +258,7 @@ class RunDiff:
             lines.append(f"... and {len(ch) - limit} more (--out writes them all to diff.csv)")
         return "\n".join(lines)
 
-    def write(self, out_dir: str | Path) -> list[Path]:
+    def write_files(self, out_dir: str | Path) -> list[Path]:
         """``diff.csv`` (every compared number), ``diff_changed.csv`` and ``diff.png``, each written atomically."""
         from .io import atomic_write_bytes, atomic_write_text
         from .safe_csv import frame_to_csv

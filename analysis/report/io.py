@@ -21,10 +21,13 @@ def _why(e: OSError) -> str:
 
 
 def check_output_dir(out_dir: str | Path) -> Path:
-    """Make sure ``out_dir`` can be created and a file written in it, before any work is done.
+    """Make sure ``out_dir`` can be created and a file written beside it, before any work is done.
 
-    Folders created for the check are removed again, so a command that fails
-    afterwards leaves nothing behind.
+    Nothing is ever written into a folder that exists already (it may be the
+    user's): the probe file goes where the run's staging folder will go, beside
+    it, and the folder itself is only checked for write access. A folder created
+    for the check is removed again, so a command that fails afterwards leaves
+    nothing behind.
 
     Raises
     ------
@@ -38,8 +41,11 @@ def check_output_dir(out_dir: str | Path) -> Path:
             raise OutputError(f"{out}: cannot write the output folder there ({where})")
     created = [p for p in [out, *out.parents] if not p.exists()]  # deepest first
     try:
+        if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
         out.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".meleelab-write-check.", dir=out)
+        where = out if created and created[0] == out else Path(os.path.realpath(out)).parent
+        fd, probe = tempfile.mkstemp(prefix=".meleelab-write-check.", dir=where)
         try:
             os.write(fd, b"x")
             os.fsync(fd)

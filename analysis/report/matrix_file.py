@@ -181,6 +181,10 @@ def _check_complete(cells: _Cells, rows: list[dict[str, Any]]) -> None:
                 units.append(r[side])
     if len(units) > MAX_MATRIX_UNITS:
         raise InputError(f"{cells.source}: {len(units)} units, a matrix takes at most {MAX_MATRIX_UNITS}")
+    from sim.errors import Where
+    from sim.roster import check_lookalikes
+
+    check_lookalikes(units, Where(cells.source))  # two units that print alike, as a roster refuses them
     seen: dict[tuple[str, str], int] = {}
     points: dict[str, tuple[float, int]] = {}
     for r in rows:

@@ -52,7 +52,11 @@ def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log
 
         baseline_runs = find_runs(check_path(baseline, "baseline"))  # a bad folder: one line before any fight
     folder = OutputFolder(out_dir)
-    store = folder.open_store(fresh=fresh)
+    try:
+        store = folder.open_store(fresh=fresh)
+    except BaseException:
+        folder.close()  # a bad store or key file: the lock goes at once
+        raise
     known = {r.id for r in sim.rulesets()}
     ids = list(rulesets) if rulesets else [r.id for r in sim.rulesets()]
     reports: list[Report] = []
@@ -95,7 +99,7 @@ def _write_tree(out: Path, reports: Sequence[Report], failed: Mapping[str, str])
 
     paths: list[Path] = []
     for rep in reports:
-        paths += rep.write(out / rep.ruleset.id)
+        paths += rep.write_files(out / rep.ruleset.id)
     headlines = [rep.headline() for rep in reports]
     paths.append(atomic_write_text(out / "index.html", render_index(headlines, failed)))
     paths.append(atomic_write_text(out / "index.md", index(headlines, failed)))

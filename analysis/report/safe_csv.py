@@ -1,8 +1,9 @@
 """CSV text that a spreadsheet opens as data, never as formulas.
 
 Spreadsheets run a cell that starts with ``=``, ``+``, ``-`` or ``@`` as a formula
-(and some also after a leading tab or carriage return, or after invisible format
-characters such as a byte-order mark that they drop on import), so a unit named
+(and some also after a leading tab or carriage return, or after invisible
+characters that they drop on import: a byte-order mark, a combining grapheme
+joiner, a Hangul filler, any default-ignorable code point), so a unit named
 ``=HYPERLINK("http://evil", "click")`` in a roster would become a live link in
 every table we write. Every CSV writer goes through :func:`csv_text`, which
 prefixes such *text* cells with a single quote ``'`` (the usual neutralisation:
@@ -20,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sim.names import is_default_ignorable
+
 __all__ = ["FORMULA_START", "neutralise_cell", "restore_cell", "neutralise_frame", "csv_text", "frame_to_csv",
            "to_csv"]
 
@@ -34,8 +37,11 @@ def _formula(text: str) -> bool:
 
 
 def _skip_format(text: str) -> str:
+    """``text`` after its leading invisible characters: format characters (Cf) and every other default-ignorable
+    code point (:func:`sim.names.is_default_ignorable`: a combining grapheme joiner U+034F, Hangul fillers,
+    variation selectors), which show nothing and which a spreadsheet may drop before it reads the cell."""
     i = 0
-    while i < len(text) and unicodedata.category(text[i]) == "Cf":
+    while i < len(text) and (unicodedata.category(text[i]) == "Cf" or is_default_ignorable(text[i])):
         i += 1
     return text[i:]
 

@@ -23,7 +23,8 @@ integers), never pickled: a store copied from elsewhere cannot run code.
 A row is used only if it checks out and this user's key signed it
 (:mod:`analysis.runs.store_check`): a store that was edited, or that comes from
 another user or machine, has its rows ignored (their cells are computed again
-and re-signed) and counted in :attr:`ResultsStore.ignored`. A file that is not a
+and re-signed) and counted in :attr:`ResultsStore.ignored`, each with why in
+:attr:`ResultsStore.ignored_why` (another key, edited, unsigned, impossible). A file that is not a
 results store at all (another SQLite database, or not a database) is refused.
 
 Rows are committed one cell at a time, so a killed run loses only the cells in
@@ -63,6 +64,9 @@ STORE_FORMAT = 2
 APPLICATION_ID = 0x6D6C6162
 #: The columns of the ``cells`` table (a store of format 1 lacks ``mac``, which is added).
 _COLUMNS = ("key", "format", "label", "tally", "blocks", "mac")
+
+#: What the error says of a database that is not a results store (another program's: never replaced).
+_FOREIGN = "not a meleelab results store"
 
 #: CellJob fields that name a job for its caller and never change its numbers.
 _NOT_IN_KEY = {"key", "method"}  # only Monte Carlo jobs are stored (exact ones are recomputed: no noise, cheap)
@@ -210,6 +214,10 @@ class ResultsStore:
         out again (a report's cells to its own rebalance).
     signer : analysis.runs.store_check.RowSigner, optional
         Signs and verifies rows (default: this user's key).
+    replace_damaged : bool
+        With ``fresh``, a file that is not a database (damaged) is replaced by a
+        new store; False keeps it and refuses (an output folder that meleelab
+        cannot prove it wrote). Another program's database is never replaced.
 
     Attributes
     ----------
@@ -220,6 +228,10 @@ class ResultsStore:
     ignored : set of str
         Keys of rows found but not used: unsigned, signed with another key,
         edited, inconsistent, or not fitting their job (:meth:`reject`).
+    ignored_why : dict of str to str
+        Why each of them was not used: a key of
+        :data:`analysis.runs.store_check.REASONS` ("another key", "edited",
+        "unsigned", "unknown", "impossible").
 
     Raises
     ------
@@ -227,13 +239,15 @@ class ResultsStore:
         The file is not a results store (one line; ``fresh`` starts a new one).
     """
 
-    def __init__(self, path: str | Path, *, fresh: bool = False, signer: RowSigner | None = None) -> None:
+    def __init__(self, path: str | Path, *, fresh: bool = False, signer: RowSigner | None = None,
+                 replace_damaged: bool = True) -> None:
         self.path = Path(path)
         self.fresh = fresh
         self.signer = signer or RowSigner()
         self.reused: set[str] = set()
         self.shared: set[str] = set()
         self.ignored: set[str] = set()
+        self.ignored_why: dict[str, str] = {}
         self._mine: set[str] = set()  # keys this store saved: trusted under fresh, and not "from an earlier run"
         self._db: sqlite3.Connection | None = None
         with self._errors("open"):
@@ -243,8 +257,9 @@ class ResultsStore:
                 raise sqlite3.OperationalError(e.strerror or type(e).__name__) from None
             try:
                 self._open()
-            except sqlite3.DatabaseError:
-                if not fresh:
+            except sqlite3.DatabaseError as e:
+                # another program's database is never deleted, nor a damaged file outside meleelab's own output
+                if not fresh or not replace_damaged or _FOREIGN in str(e):
                     raise
                 self.close()  # --fresh ignores the store anyway: start a new one in place of a damaged file
                 for suffix in ("", "-wal", "-shm"):
@@ -261,7 +276,7 @@ class ResultsStore:
         if not ours or (tables and columns not in (_COLUMNS, _COLUMNS[:-1])):
             what = f"application id {app:#x}" if app not in (0, APPLICATION_ID) else \
                 "tables " + ", ".join(sorted(tables)[:5])
-            raise sqlite3.DatabaseError(f"not a meleelab results store: a database with {what}")
+            raise sqlite3.DatabaseError(f"{_FOREIGN}: a database with {what}")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, format INTEGER NOT NULL, "
@@ -278,7 +293,8 @@ class ResultsStore:
             yield
         except sqlite3.Error as e:
             why = " ".join(str(e).split()) or type(e).__name__
-            hint = "" if doing != "open" else "; delete it, or run again with --fresh to start a new one"
+            hint = "" if doing != "open" else "; it is left as it is: move it away to start a new one" \
+                if self.fresh else "; delete it, or run again with --fresh to start a new one"
             raise OutputError(f"{self.path}: cannot {doing} the results store ({why}){hint}") from None
 
     key = staticmethod(cell_key)
@@ -299,14 +315,17 @@ class ResultsStore:
         if row is None:
             return None
         tally_text, blocks_text, mac = row
-        if not isinstance(tally_text, str) or not isinstance(blocks_text, (str, type(None))) or \
-                not self.signer.verify(key, STORE_FORMAT, tally_text, blocks_text, mac):
-            self.ignored.add(key)  # unsigned, another user's key, or edited after signing: computed again
+        if not isinstance(tally_text, str) or not isinstance(blocks_text, (str, type(None))):
+            self._ignore(key, "impossible")
+            return None
+        why = self.signer.why_not(key, STORE_FORMAT, tally_text, blocks_text, mac)
+        if why:
+            self._ignore(key, why)  # unsigned, another user's key, or edited after signing: computed again
             return None
         try:
             tally, blocks = check_row(json.loads(tally_text), None if blocks_text is None else json.loads(blocks_text))
         except (ValueError, TypeError, RecursionError):
-            self.ignored.add(key)  # signed but inconsistent (a bug, or a key that leaked): never used
+            self._ignore(key, "impossible")  # signed but inconsistent (a bug, or a key that leaked): never used
             return None
         (self.shared if key in self._mine else self.reused).add(key)
         return tally, blocks
@@ -315,7 +334,18 @@ class ResultsStore:
         """Count a row handed out by :meth:`get` as not used after all (it does not fit its job)."""
         self.reused.discard(key)
         self.shared.discard(key)
+        self._ignore(key, "impossible")
+
+    def _ignore(self, key: str, why: str) -> None:
         self.ignored.add(key)
+        self.ignored_why[key] = why
+
+    def ignored_counts(self) -> dict[str, int]:
+        """How many rows were ignored for each reason (:attr:`ignored_why`), most first."""
+        counts: dict[str, int] = {}
+        for why in self.ignored_why.values():
+            counts[why] = counts.get(why, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def put(self, key: str, tally: Tally, blocks: list[Tally] | None = None, label: str = "") -> None:
         """Save one finished cell, signed (committed at once)."""

@@ -12,13 +12,16 @@ rows out of published numbers:
 * **Provenance** (:class:`RowSigner`): each row carries an HMAC-SHA256 of its key
   and its values under a per-user secret kept *outside* the folder
   (``$MELEELAB_STORE_KEY``, else ``$XDG_CONFIG_HOME/meleelab/store.key``, else
-  ``~/.config/meleelab/store.key``; 32 random bytes made on first use, mode 0600).
+  ``~/.config/meleelab/store.key``; 32 random bytes made on first use, mode 0600;
+  read like a roster: a regular file of at most 4 KiB, never a device or a FIFO).
   A row signed with another key (a store from another user or machine) or not
   signed, or whose key or values changed after signing, is not used: its cell is
   computed again. The signature covers the key *string* and the row's values, so
-  it does not depend on what the key digests.
+  it does not depend on what the key digests; it starts with the key's public id,
+  so the note can say which it was (:data:`REASONS`).
 
-A row that fails either check is ignored, never trusted and never fatal.
+A row that fails either check is ignored, never trusted and never fatal; a key
+file that is not a key is refused in one line.
 """
 
 from __future__ import annotations
@@ -32,13 +35,18 @@ from typing import Any
 
 import numpy as np
 
+from sim.errors import InputError
+from sim.files import read_input_bytes
 from sim.limits import MAX_TRIALS
 from sim.tally import Moments, Tally
 
-__all__ = ["RowSigner", "check_row", "key_path", "KEY_ENV"]
+__all__ = ["RowSigner", "check_row", "key_path", "key_id", "KEY_ENV", "REASONS", "MAX_KEY_BYTES"]
 
 #: Environment variable naming the key file (tests, several keys, shared machines).
 KEY_ENV = "MELEELAB_STORE_KEY"
+
+#: Largest key file read (a key is 64 hex digits and a line break; a longer one is still accepted up to this).
+MAX_KEY_BYTES = 4096
 
 #: Longest histogram kept in a row (damage, rounds and extras stay far below: rounds are capped at 1,000).
 MAX_HIST = 1_000_000
@@ -60,28 +68,58 @@ def key_path() -> Path:
 
 
 def _read_or_create(path: Path) -> bytes:
-    """The key in ``path``, created (0600, its folder 0700) when missing; OSError/ValueError when unusable."""
-    try:
-        text = path.read_text(encoding="ascii").strip()
-    except FileNotFoundError:
+    """The key in ``path``, created (0600, its folder 0700) when missing.
+
+    Read like a roster (:func:`sim.files.read_input_bytes`): a regular file only,
+    opened without blocking, at most :data:`MAX_KEY_BYTES` bytes, so ``/dev/zero``
+    or a FIFO named as the key is refused at once instead of filling the memory
+    or hanging. InputError (one line) when the file exists but is no key;
+    OSError when it is missing and cannot be made.
+    """
+    if not os.path.lexists(path):
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         text = secrets.token_hex(32)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         except FileExistsError:  # another run made it first: use theirs
             return _read_or_create(path)
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(text + "\n")
             f.flush()
             os.fsync(f.fileno())
-    key = bytes.fromhex(text)
+    data = read_input_bytes(path, "store key file", MAX_KEY_BYTES)
+    try:
+        key = bytes.fromhex(data.decode("ascii").strip())
+    except (UnicodeError, ValueError):
+        key = b""
     if len(key) < 16:
-        raise ValueError("too short")
+        raise InputError(f"{path}: not a store key (expected at least 16 bytes written as hex digits); move it "
+                         "away and meleelab makes a new one")
     return key
+
+
+def key_id(key: bytes) -> str:
+    """A short public name of a key (16 hex digits of an HMAC: it tells keys apart and reveals nothing of them)."""
+    return hmac.new(key, b"meleelab results store key id", hashlib.sha256).hexdigest()[:16]
+
+
+#: Why a row was not used, by the reason :meth:`RowSigner.why_not` and :class:`~analysis.runs.store.ResultsStore` give.
+REASONS = {
+    "another key": "signed with another user's or machine's key",
+    "edited": "edited after they were signed",
+    "unsigned": "not signed",
+    "unknown": "signed with another key or edited (rows of an older store do not say which key)",
+    "impossible": "impossible (counts that do not add up, or not what their settings give)",
+}
 
 
 class RowSigner:
     """Signs and verifies store rows with this user's key.
+
+    A signature is ``KEYID:MAC``: the key's public id (:func:`key_id`) and the
+    HMAC-SHA256 of the row, so a row that fails can be told apart: signed with
+    another user's or machine's key, or signed with this key and edited since
+    (:meth:`why_not`).
 
     Parameters
     ----------
@@ -91,9 +129,15 @@ class RowSigner:
     Attributes
     ----------
     problem : str
-        Why the key could not be read or made (then a key that lives only in
-        this process is used: this run's rows are still checked, and a later
-        run recomputes them); empty when all is well.
+        Why the key could not be made (then a key that lives only in this
+        process is used: this run's rows are still checked, and a later run
+        recomputes them); empty when all is well.
+
+    Raises
+    ------
+    sim.errors.InputError
+        The key file exists but is not a key: not a regular file (a device, a
+        FIFO), over :data:`MAX_KEY_BYTES`, or not hex digits (one line).
     """
 
     def __init__(self, path: Path | None = None) -> None:
@@ -101,13 +145,20 @@ class RowSigner:
         self.problem = ""
         try:
             self._key = _read_or_create(self.path)
+        except InputError as e:
+            given = os.environ.get(KEY_ENV, "").strip()
+            shown = str(self.path)
+            text = str(e)
+            if given and path is None and text.startswith(shown):  # say where the path came from
+                text = f"{shown} (named by {KEY_ENV}){text[len(shown):]}"
+            raise InputError(text) from None
         except (OSError, ValueError, UnicodeError) as e:
             why = getattr(e, "strerror", None) or " ".join(str(e).split()) or type(e).__name__
-            self.problem = f"cannot use the store key {self.path} ({why})"
+            self.problem = f"cannot make the store key {self.path} ({why})"
             self._key = secrets.token_bytes(32)
+        self.id = key_id(self._key)
 
-    def sign(self, key: str, fmt: int, tally: str, blocks: str | None) -> str:
-        """HMAC-SHA256 of a row's key and values (hex)."""
+    def _mac(self, key: str, fmt: int, tally: str, blocks: str | None) -> str:
         mac = hmac.new(self._key, digestmod=hashlib.sha256)
         for part in ("meleelab results store row", key, str(int(fmt)), tally, "" if blocks is None else blocks,
                      "blocks" if blocks is not None else "no blocks"):
@@ -115,9 +166,25 @@ class RowSigner:
             mac.update(len(data).to_bytes(8, "big") + data)  # length-prefixed: no two rows share a message
         return mac.hexdigest()
 
+    def sign(self, key: str, fmt: int, tally: str, blocks: str | None) -> str:
+        """``KEYID:MAC``: this key's id and the HMAC-SHA256 of a row's key and values (hex)."""
+        return f"{self.id}:{self._mac(key, fmt, tally, blocks)}"
+
+    def why_not(self, key: str, fmt: int, tally: str, blocks: str | None, mac: Any) -> str:
+        """Empty when ``mac`` is this user's signature of the row, else the reason (a key of :data:`REASONS`)."""
+        if not isinstance(mac, str) or not mac or not mac.isascii():
+            return "unsigned"
+        signer, sep, value = mac.rpartition(":")
+        expected = self._mac(key, fmt, tally, blocks)
+        if not sep:  # a row of an older store: the bare MAC, no key id
+            return "" if hmac.compare_digest(mac, expected) else "unknown"
+        if not hmac.compare_digest(signer, self.id):
+            return "another key"
+        return "" if hmac.compare_digest(value, expected) else "edited"
+
     def verify(self, key: str, fmt: int, tally: str, blocks: str | None, mac: Any) -> bool:
         """Whether ``mac`` is this user's signature of the row."""
-        return isinstance(mac, str) and hmac.compare_digest(mac, self.sign(key, fmt, tally, blocks))
+        return not self.why_not(key, fmt, tally, blocks, mac)
 
 
 # ------------------------------------------------------------------ consistency

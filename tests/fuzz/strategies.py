@@ -31,9 +31,10 @@ HOSTILE_NAMES = [
     "[a](javascript:1)", "A, the second", 'Quo"te', "pipe|name", "漢字の戦車", "Ωмега", "العربية",
     "naïve café",
     "x" * 100, " padded ", "\\", "'quoted", "#hash", "*bold*", "'=already quoted",
+    "\u034f=1+1", "\u3164+cmd", "\ufe0f@SUM(A1)",  # a formula behind default-ignorable code points (issue 38)
 ]
 #: Names a roster must refuse (empty, too long, control characters).
-INVALID_NAMES = ["", "   ", "x" * 101, "tab\tinside", "line\nbreak", "nul\x00"]
+INVALID_NAMES = ["", "   ", "x" * 101, "tab\tinside", "line\nbreak", "nul\x00", "\u3164", "\u115f\u1160"]
 PLAIN_NAMES = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot"]
 
 

@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 import sim
 from analysis.cli import main
 from analysis.report.safe_csv import FORMULA_START
+from sim.names import visible
 
 from .strategies import RULESET_IDS, matrix_files, one_in, roster_files
 
@@ -279,7 +280,7 @@ def out_dir(argv: list[str]) -> Path | None:
 def check_csv_safe(path: Path) -> None:
     for row in csv.reader(io.StringIO(path.read_text(encoding="utf-8"))):
         for cell in row:
-            if cell.startswith(FORMULA_START):
+            if visible(cell).startswith(FORMULA_START):  # also behind invisible characters (U+034F, U+3164...)
                 float(cell)  # only numbers may start with + or -; anything else must have been quoted
 
 

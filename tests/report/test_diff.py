@@ -8,6 +8,7 @@ when both runs read the same dice (common random numbers).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import shutil
@@ -156,7 +157,8 @@ def test_cli_prints_and_writes(runs, tmp_path, capsys) -> None:
     # beside it; the earlier run wrote it, so its marker names it (a file the user added is refused, issue 30)
     (out / "stale.csv").write_text("from an earlier run")
     marker = json.loads((out / ".meleelab").read_text())
-    (out / ".meleelab").write_text(json.dumps({**marker, "entries": marker["entries"] + ["stale.csv"]}))
+    stale = hashlib.sha256(b"from an earlier run").hexdigest()
+    (out / ".meleelab").write_text(json.dumps({**marker, "files": {**marker["files"], "stale.csv": stale}}))
     assert main(["diff", str(old), str(new), "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [".meleelab", "diff.csv", "diff.png", "diff_changed.csv"]
     (out / "mine.csv").write_text("the user's")

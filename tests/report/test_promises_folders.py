@@ -3,9 +3,9 @@ one run at a time per output folder."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import stat
@@ -77,7 +77,8 @@ def test_empty_new_and_own_folders_are_replaced_and_marked(tmp_path, capsys):
         marker = json.loads((out / MARKER).read_text())
         assert marker["written_by"] == "meleelab" and marker["command"] == "matrix"
         assert marker["version"] == sim.__version__
-        assert sorted(marker["entries"]) == sorted(p.name for p in out.iterdir() if p.name not in (MARKER, STORE_DIR))
+        assert marker["files"] == {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.iterdir()
+                                   if p.name not in (MARKER, STORE_DIR)} and marker["folders"] == []
         assert main([*MATRIX, "--out", str(out)]) == 0  # its own output: replaced
     capsys.readouterr()
     (tmp_path / "empty" / "mine.csv").write_text("x")  # a file added to an output folder later is the user's
@@ -90,33 +91,36 @@ def test_every_folder_of_report_all_is_marked(tmp_path):
 
     write_all(tmp_path / "r", rulesets=["mecha"], max_trials=512)
     for folder in (tmp_path / "r", tmp_path / "r" / "mecha"):
-        entries = json.loads((folder / MARKER).read_text())["entries"]
-        assert sorted(entries) == sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir()
-                                         if p.name not in (MARKER, STORE_DIR))
-    assert "mecha/" in json.loads((tmp_path / "r" / MARKER).read_text())["entries"]
+        marker = json.loads((folder / MARKER).read_text())
+        assert sorted(marker["files"]) + sorted(marker["folders"]) == \
+            sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != MARKER) + \
+            sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name != STORE_DIR)
+    assert json.loads((tmp_path / "r" / MARKER).read_text())["folders"] == ["mecha"]
     (tmp_path / "r" / "mecha" / "extra").mkdir()
     (tmp_path / "r" / "mecha" / "extra" / "x.csv").write_text("x")
     with pytest.raises(InputError, match="holds mecha/extra"):
         OutputFolder(tmp_path / "r")
 
 
-def test_unmarked_report_folders_of_earlier_versions_are_recognised_by_their_file_names(tmp_path, capsys):
-    """The committed reports/ (written before markers) stays replaceable by the README's first command."""
+def test_folders_of_earlier_versions_are_not_recognised_by_their_file_names(tmp_path, capsys):
+    """Issue 38: ownership is proven by the manifest's hashes, never by file names: a folder without a manifest,
+    or with a manifest of the earlier layout (names without hashes), is refused and kept whole."""
     old = tmp_path / "reports"
-    shutil.copytree(ROOT / "reports", old, ignore=shutil.ignore_patterns(MARKER, STORE_DIR))
-    OutputFolder(old).close()
-    OutputFolder(old / "mecha").close()
-    assert main(["report", "mecha", "--max-trials", "300", "--quiet", "--out", str(old / "mecha")]) == 0
-    assert (old / "mecha" / MARKER).is_file() and not (old / MARKER).exists()
-    capsys.readouterr()
-    (old / "duel" / "my_notes.md").write_text("mine")  # not a name a report writes
-    with pytest.raises(InputError, match="my_notes.md"):
+    (old / "mecha").mkdir(parents=True)
+    for name in ("report.html", "summary.md", "metadata.json", "matrix_long.csv"):
+        (old / "mecha" / name).write_text("made by meleelab 0.0")
+    (old / "index.html").write_text("<p>")
+    (old / "index.md").write_text("# index")
+    before = snapshot(old)
+    with pytest.raises(InputError, match="no .meleelab manifest"):
+        OutputFolder(old / "mecha")
+    (old / MARKER).write_text(json.dumps({"written_by": "meleelab", "version": "0.1.0", "command": "meleelab",
+                                          "entries": ["index.html", "index.md", "mecha/"]}))
+    before = snapshot(old)
+    with pytest.raises(InputError, match="older meleelab, without file hashes"):
         OutputFolder(old)
-    (old / "duel" / "my_notes.md").unlink()
-    (old / "duel" / "matrix.csv").unlink()
-    (old / "duel" / "report.html").unlink()  # what is left is no known output: refused
-    with pytest.raises(InputError, match="which meleelab did not write"):
-        OutputFolder(old / "duel")
+    assert main(["report", "mecha", "--max-trials", "300", "--quiet", "--out", str(old / "mecha")]) == 2
+    assert snapshot(old) == before
 
 
 def test_a_symlink_or_a_foreign_entry_in_the_store_folder_is_refused(tmp_path):
