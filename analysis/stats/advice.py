@@ -16,7 +16,7 @@ another's mistake. :func:`fewest_changes` answers the question jointly:
    classes; beyond, a beam search grows the best sets one class at a time.
 3. **Does it hold on the rules?** By size (fewest units changed first), the
    predicted sets nearest the tolerance are refined on the real model, their
-   held classes moved to their joint 50% prices by fair-price steps, and a set
+   held classes moved to their joint 50% prices by Broyden steps, and a set
    is kept when every held class then scores within the tolerance: the first
    that holds, in that order, is the answer. Otherwise the next sets, then the
    next size; as a last resort every movable class changes.
@@ -57,6 +57,8 @@ PREDICTED_SLACK = 1.1
 MAX_REFINEMENTS = 12
 #: Broyden steps of one refinement (each one table of scores).
 STEPS = 8
+#: The most a Broyden step moves a price, relative.
+STEP_CAP = 0.15
 #: The normal quantile of a 95% interval.
 Z = 1.96
 
@@ -268,7 +270,20 @@ def fewest_changes(classes: Mapping[str, Sequence[str]], listed: Mapping[str, fl
         return Solution(dict(prices), changed, held, dict(ex), off, s0, s, se0, se, worst <= tolerance + 1e-12,
                         worst, needs, tried, fallback)
 
-    for _ in range(3):  # the exempt classes are judged again at the solution
+    columns: dict[str, tuple[float, np.ndarray]] = {}
+    s0_vec = np.array([s0[r] for r in reps], float)
+
+    def column(r: str, move: float) -> np.ndarray:
+        """The secant of every class's score in ``r``'s price, from the listed table to ``r`` at ``move``: one
+        table of scores, kept for the next pass (the secants are the model; the refinement corrects them)."""
+        if r not in columns or not math.isclose(columns[r][0], move):
+            moved, _ = scores({**p0, r: float(move)})
+            columns[r] = (move, (np.array([moved[q] for q in reps], float) - s0_vec) / (move - p0[r]))
+        return columns[r][1]
+
+    prices: dict[str, float] | None = dict(p0)
+    tried, fallback = 0, False
+    for attempt in range(3):  # the exempt classes are judged again at the solution
         held = [r for r in reps if r not in ex]
         # an exempt class surely off moves as far as its range allows (the cap, the nearest fieldable price)
         forced = {r: float(target[r]) for r in ex if r not in fixed_exempt and surely_off(s0[r], se0[r], tolerance, z)
@@ -279,14 +294,30 @@ def fewest_changes(classes: Mapping[str, Sequence[str]], listed: Mapping[str, fl
         if forced:
             say(f"moved as far as their range allows: {', '.join(forced)}")
             s_base = dict(scores(base)[0])
-            cross_base = {**cross, **fair(base, held)}
         else:
-            s_base, cross_base = s0, cross
+            s_base = s0
+        returning: list[str] = []
+
+        def rejudge(predicted: dict[str, float]) -> bool:
+            """Would an exempt class be held at the predicted fallback table? (its crossing there, fought)"""
+            candidates = [r for r in ex if r not in fixed_exempt]
+            if not candidates:
+                return False
+            now = fair(predicted, candidates)
+            ex2, _ = _judge({**cross, **now}, ranges, p0, fixed_exempt, max_change)
+            returning.extend(r for r in candidates if r not in ex2)
+            return bool(returning)
+
         if all(abs(s_base[r] - 0.5) <= tolerance for r in held):
             prices, tried, fallback = base, 0, False
         else:
-            prices, tried, fallback = _search(reps, classes, base, s_base, cross_base, scores, fair, tolerance, ranges,
-                                              ex, target, say)
+            prices, tried, fallback = _search(reps, classes, base, s_base, cross, scores, column, tolerance, ranges,
+                                              ex, target, say, rejudge if attempt < 2 else None)
+        if prices is None:  # an exempt class comes back once the others move: search again with it held
+            say(f"held again once the others are repriced: {', '.join(returning)}")
+            ex = {r: w for r, w in ex.items() if r not in returning}
+            target = {r: t for r, t in target.items() if r not in returning}
+            continue
         again = [r for r in ex if r not in fixed_exempt]
         if not again:
             return finish(prices, ex, tried, fallback)
@@ -303,10 +334,17 @@ def fewest_changes(classes: Mapping[str, Sequence[str]], listed: Mapping[str, fl
 
 
 def _search(reps: list[str], classes: Mapping[str, Sequence[str]], p0: dict[str, float], s0: dict[str, float],
-            cross: Mapping[str, Crossing], scores: ScoresFn, fair: FairFn, tolerance: float, ranges: Mapping[str, tuple[float, float]],
-            ex: Mapping[str, str], target: Mapping[str, float], say: Callable[[str], Any]
-            ) -> tuple[dict[str, float], int, bool]:
-    """The proposed prices (the smallest set that holds on the model), refinements tried, whether it fell back."""
+            cross: Mapping[str, Crossing], scores: ScoresFn, column: Callable[[str, float], np.ndarray],
+            tolerance: float,
+            ranges: Mapping[str, tuple[float, float]], ex: Mapping[str, str], target: Mapping[str, float],
+            say: Callable[[str], Any], rejudge: Callable[[dict[str, float]], bool] | None = None
+            ) -> tuple[dict[str, float] | None, int, bool]:
+    """The proposed prices (the smallest set that holds on the model), refinements tried, whether it fell back.
+
+    Before falling back to every class, ``rejudge(predicted prices)`` may say that an exempt class would be
+    held at the table the linear model predicts for that fallback: the search then returns ``None`` prices
+    (restart with it held) instead of refining a fallback that would be thrown away.
+    """
     held = np.array([r not in ex for r in reps])
     lo = np.array([ranges[r][0] for r in reps], float)
     hi = np.array([ranges[r][1] for r in reps], float)
@@ -324,10 +362,8 @@ def _search(reps: list[str], classes: Mapping[str, Sequence[str]], p0: dict[str,
         if abs(move - p[i]) < 0.02 * p[i]:  # already near 50% alone: a 5% step gives the slope
             move = p[i] * 1.05 if p[i] * 1.05 <= hi[i] else p[i] * 0.95
             move = _clip(move, lo[i], hi[i])
-        if math.isclose(move, p[i]):
-            continue
-        s_moved, _ = scores({**p0, r: float(move)})
-        A[:, i] = (np.array([s_moved[q] for q in reps], float) - base) / (move - p[i])
+        if not math.isclose(move, p[i]):
+            A[:, i] = column(r, float(move))
     weight = np.array([len(classes[r]) for r in reps], float)
     model = _Model(reps, base, A, p, lo, hi, held, tgt, weight)
     tried = 0
@@ -339,6 +375,8 @@ def _search(reps: list[str], classes: Mapping[str, Sequence[str]], p0: dict[str,
         for i in order:  # predicted within the tolerance first, each by its total change: the first that holds wins
             chosen = [reps[j] for j in sets[i]]
             start = {reps[j]: float(p[j] + x[i][k]) for k, j in enumerate(sets[i])}
+            if rejudge is not None and not tried and rejudge({**p0, **start}):
+                return None, tried, False  # an exempt class is held at the table this set predicts: restart
             prices, gap = _refine(p0, chosen, start, scores, _jacobian(A, sets[i], held), tolerance, ranges, ex,
                                   target)
             tried += 1
@@ -348,6 +386,10 @@ def _search(reps: list[str], classes: Mapping[str, Sequence[str]], p0: dict[str,
         if tried >= MAX_REFINEMENTS:
             break
     everyone = [reps[i] for i in movable]
+    if rejudge is not None:
+        x, _, _ = model.solve(np.array([movable]))
+        if rejudge({**p0, **{reps[j]: float(p[j] + x[0][k]) for k, j in enumerate(movable)}}):
+            return None, tried, False
     say(f"no smaller set of changes holds: every movable unit changes ({len(everyone)})")
     level = all(reps[i] in everyone for i in range(len(reps)) if held[i])
     if level:  # no set reaches 50% for all: the held classes are balanced with each other, from where they stand
@@ -394,20 +436,21 @@ def _refine(p0: Mapping[str, float], chosen: Sequence[str], start: Mapping[str, 
         return v - (v.mean() if level and len(v) else 0.5), dict(s)
 
     x = np.array([table[r] for r in moving], float)
-    f, s = residual(x)
     J = np.array(jacobian, float)
     if level and len(J):  # the residual is each score less their mean: so is its Jacobian
         J = J - J.mean(axis=0, keepdims=True)
+    f, s = residual(x)
     for _ in range(steps):
         if not moving or np.abs(f).max() <= tolerance / 40:
             break
         dx = -np.linalg.pinv(J) @ f
-        # a step moves no price by more than half: far from the answer the model is only a guide
-        scale = min(1.0, float(np.min(0.5 * x / np.maximum(np.abs(dx), 1e-12))))
+        # a step moves no price by more than STEP_CAP: far from the answer the model is only a guide, and a long
+        # step passes through copy counts (fights) the answer never needs
+        scale = min(1.0, float(np.min(STEP_CAP * x / np.maximum(np.abs(dx), 1e-12))))
         for _ in range(3):
             x_new = np.clip(x + scale * dx, lo, hi)
             f_new, s_new = residual(x_new)
-            if np.linalg.norm(f_new) < np.linalg.norm(f) or scale < 0.2:
+            if np.linalg.norm(f_new) < np.linalg.norm(f) or scale < 0.2 * STEP_CAP:
                 break
             scale /= 2
         d, y = x_new - x, f_new - f
