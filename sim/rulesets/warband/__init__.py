@@ -260,6 +260,13 @@ class Warband(Ruleset):
 
         attacks = sum(u.count * (u.a + 2) for side in (plan.matchup.attacker, plan.matchup.defender)
                       for u in _groups(side))
+        if isinstance(plan.kernel, MixedPlan):
+            # the loop's concatenated tables, and a few KiB of blows per pair of profiles (walking them all
+            # would cost more than a cell of a few thousand fights)
+            tables = plan.kernel.loop.nbytes if plan.kernel.loop is not None else 0
+            tables += 16384 * len(plan.kernel.profiles[0]) * len(plan.kernel.profiles[1])
+            # the vectorised kernel: state per fight and warrior, and the order keys
+            return tables + int(n) * (512 + 16 * attacks + 64 * sum(plan.kernel.counts))
         return table_bytes(plan) + int(n) * (512 + 16 * attacks)
 
     def resolve_one(self, plan: WarbandPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
@@ -271,13 +278,19 @@ class Warband(Ruleset):
         return "Mercenary Warrior", "Youngblood", {}, "end"
 
     def bench_extra_matchups(self):
-        """Issue 14's group goals: plain warriors, fights to the end, 3 v 3 and 10 v 10 (labelled with the sizes)."""
+        """Issue 14's group goals: plain warriors, fights to the end, 3 v 3 and 10 v 10 (labelled with the sizes);
+        issue 40's: 6 v 6 of the same two profiles as copies and as army lists that mix them (the goal: the
+        mixed fight costs at most 1.5 times the copies fight)."""
         from ...roster import default_roster
 
         roster = default_roster(self.id)
         a, d = roster["Mercenary Warrior"], roster["Youngblood"]
-        return tuple((replace(a, count=n), replace(d, count=n), {}, "end",
-                      f"{a.name} v {d.name}, {n} v {n}, rounds=end") for n in (3, 10))
+        groups = tuple((replace(a, count=n), replace(d, count=n), {}, "end",
+                        f"{a.name} v {d.name}, {n} v {n}, rounds=end") for n in (3, 10))
+        mixed = ({a.name: 3, d.name: 3}, {d.name: 3, a.name: 3}, {}, "end",
+                 f"army lists 3 {a.name} + 3 {d.name} v 3 {d.name} + 3 {a.name}, 6 v 6, rounds=end")
+        return groups + ((replace(a, count=6), replace(d, count=6), {}, "end",
+                          f"{a.name} v {d.name}, 6 v 6 copies, rounds=end"), mixed)
 
 
 def _groups(side: Any) -> tuple:

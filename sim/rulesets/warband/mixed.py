@@ -23,7 +23,8 @@ whatever its order, so nothing is drawn for it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,8 @@ from numpy.typing import NDArray
 from ...kernels.uniforms import play_buffered
 from ...outcomes import Outcomes
 from ...ruleset import END, Rounds
-from .compiled import BUFFER, HEADROOM, _CACHE, _PATTERN, PhaseTables, available, phase_tables
+from .arena import ARENA, Gathered
+from .compiled import BUFFER, HEADROOM, _PATTERN, available, phase_tables
 from .fused import _profile
 from .plan import KernelPlan, SideInfo, _blows_of, _side
 from .single import auto_hit_cdf
@@ -63,7 +65,9 @@ def side_profiles(side: Any) -> tuple[tuple[WarbandUnit, ...], NDArray[np.int64]
 
 @dataclass(frozen=True)
 class MixedLoopTables:
-    """The compiled loop's constants: per profile, and every pair's phase tables concatenated."""
+    """The compiled loop's constants: per profile (the attacker's, then the defender's), and the pairs' tables
+    (:class:`.arena.Gathered` views of this process's :data:`.arena.ARENA`). Pickles as the profiles it was built
+    from (``key``), gathered again where it is unpickled."""
 
     PW: NDArray[np.int64]
     PI: NDArray[np.int64]
@@ -72,9 +76,20 @@ class MixedLoopTables:
     PRF: NDArray[np.bool_]
     irank: NDArray[np.int64]
     NI: int
-    strike: tuple
-    pair: tuple
-    star: tuple
+    strike: Gathered
+    pair: Gathered
+    star: Gathered
+    key: tuple
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the matchup's own arrays (the arena's are shared by every matchup of the process)."""
+        own = [self.PW, self.PI, self.PC1, self.PCL, self.PRF, self.irank]
+        own += [a for g in (self.strike, self.pair, self.star) for a in (g.base, g.bits, g.off)]
+        return sum(int(a.nbytes) for a in own)
+
+    def __reduce__(self):
+        return _loop_tables, self.key
 
 
 @dataclass(frozen=True)
@@ -96,7 +111,8 @@ class MixedPlan:
     auto_hit : tuple or None
         ``auto_hit[striker side][i][j][kind]``: All Alone's automatic-hit wound CDF.
     loop : MixedLoopTables or None
-        The compiled loop's tables (None: the vectorised kernel plays).
+        The compiled loop's tables (None: the vectorised kernel plays). Not a field: they are derived from
+        the fields (so a results store's key, which digests the fields, need not hash the arena's arrays).
     """
 
     profiles: tuple[tuple[WarbandUnit, ...], tuple[WarbandUnit, ...]]
@@ -110,7 +126,10 @@ class MixedPlan:
     pairing: str = "listed"
     ld: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
     auto_hit: tuple | None = None
-    loop: MixedLoopTables | None = None
+
+    @property
+    def loop(self) -> MixedLoopTables | None:
+        return self.__dict__.get("_loop")
 
     @property
     def counts(self) -> tuple[int, int]:
@@ -143,49 +162,43 @@ def build_mixed_plan(att: Any, dfn: Any, charging: bool, fist_as_user: bool, *, 
                      for k in (0, 1))
     mp = MixedPlan((pa, pd), (ia, id_), infos, pairs, charging, all_alone, rout, reengage, pairing, ld, auto)
     if engine == "auto" and not (all_alone or rout) and available():
-        loop = mixed_loop_tables(mp, fist_as_user)
-        if loop is not None:
-            mp = replace(mp, loop=loop)
+        object.__setattr__(mp, "_loop", mixed_loop_tables(mp, fist_as_user))
     return mp
 
 
-def _concat(tables: list) -> tuple:
-    """Alias tables of many pairs as one: (thresholds, picks, first slot of each, bits of each)."""
-    base = np.cumsum([0] + [t.threshold.size for t in tables[:-1]]).astype(np.int64)
-    return (np.concatenate([t.threshold for t in tables]), np.concatenate([t.pick for t in tables]), base,
-            np.array([t.bits for t in tables], np.int64))
-
-
 def mixed_loop_tables(mp: MixedPlan, fist_as_user: bool) -> MixedLoopTables | None:
-    """Every pair's :class:`.compiled.PhaseTables` (built once per process per pair of profiles), or None
-    if some pair's batch rolls dice (then the vectorised kernel plays the fight)."""
-    pa, pd = mp.profiles
-    phases: list[PhaseTables] = []
-    for i, a in enumerate(pa):
-        for j, d in enumerate(pd):
-            kp = mp.pairs[i][j]
-            key = (_profile(a), _profile(d), mp.charging, fist_as_user)
-            ph = _CACHE.get(key, lambda kp=kp: phase_tables(kp))
-            if ph is None:
-                return None
-            phases.append(ph)
-    infos = mp.infos[0] + mp.infos[1]
+    """The loop's tables of a mixed plan (its pairs of profiles in this process's arena, built once a pair), or
+    None if some pair's batch rolls dice (then the vectorised kernel plays the fight)."""
+    return _loop_tables(tuple(_profile(u) for u in mp.profiles[0]), tuple(_profile(u) for u in mp.profiles[1]),
+                        mp.charging, fist_as_user)
+
+
+@lru_cache(maxsize=64)
+def _loop_tables(pa: tuple[WarbandUnit, ...], pd: tuple[WarbandUnit, ...], charging: bool,
+                 fist_as_user: bool) -> MixedLoopTables | None:
+    for _ in range(2):  # (again if the arena started afresh while the pairs were put in it)
+        generation = ARENA.generation
+        ids = []
+        for a in pa:
+            for d in pd:
+                i = ARENA.pair((a, d, charging, fist_as_user),
+                               lambda a=a, d=d: phase_tables(_pair_plan(a, d, charging, fist_as_user)))
+                if i is None:
+                    return None
+                ids.append(i)
+        if ARENA.generation == generation:
+            break
+    strike, pair, star = ARENA.gather(ids)
+    infos = tuple(_side(u, True, charging) for u in pa) + tuple(_side(u, False, charging) for u in pd)
     values = sorted({s.i for s in infos}, reverse=True)
     irank = np.zeros(11, np.int64)
     for r, v in enumerate(values):
         irank[v] = r
-    s_thr, s_pick, s_base, s_bits = _concat([p.strike for p in phases])
-    p_thr, p_pick, p_base, p_bits = _concat([p.pair for p in phases])
-    t_thr, t_pick, t_base, t_bits = _concat([p.star for p in phases])
-    s_off = np.concatenate([p.strike_offset for p in phases]).astype(np.int64)
-    p_off = np.concatenate([p.pair_offset for p in phases]).astype(np.int64)
-    t_off = np.concatenate([p.star_offset for p in phases]).astype(np.int64)
     return MixedLoopTables(
         np.array([s.w for s in infos], np.int64), np.array([s.i for s in infos], np.int64),
         np.array([s.class_round1 for s in infos], np.int64), np.array([s.class_later for s in infos], np.int64),
-        np.array([s.lightning_reflexes for s in infos], np.bool_), irank, len(values),
-        (s_thr, s_pick, s_base, s_bits, s_off), (p_thr, p_pick, p_base, p_bits, p_off),
-        (t_thr, t_pick, t_base, t_bits, t_off))
+        np.array([s.lightning_reflexes for s in infos], np.bool_), irank, len(values), strike, pair, star,
+        (pa, pd, charging, fist_as_user))
 
 
 def simulate_mixed_loop(mp: MixedPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
@@ -207,7 +220,7 @@ def simulate_mixed_loop(mp: MixedPlan, n: int, rng: np.random.Generator, rounds:
     def step(done, u):
         return play_mixed(done, n, u, per_fight, na, nd, prof0, shuffle, Pd, lt.PW, lt.PI, lt.PC1, lt.PCL, lt.PRF,
                           mp.reengage == "own_turn_charge", limit, rounds == END, lt.irank, lt.NI,
-                          *lt.strike, *lt.pair, *lt.star, _PATTERN,
+                          *lt.strike.args(), *lt.pair.args(), *lt.star.args(), _PATTERN,
                           winner, dmg_a, dmg_d, cat_a, cat_d, rounds_out, capped, ooa_a, ooa_d)
 
     play_buffered(step, rng, n, per_fight, buffer=BUFFER, headroom=HEADROOM)
