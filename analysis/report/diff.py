@@ -58,6 +58,7 @@ from sim.files import read_input_text
 from sim.limits import MAX_MATRIX_BYTES
 
 from ..stats.checks import check_path
+from .diff_columns import COLUMNS, KEYS, QUANTITIES
 from .outdir import replacing_writer
 from .render import figure_png, plain_text_plots
 from .safe_csv import restore_cell
@@ -69,42 +70,6 @@ __all__ = ["COLUMNS", "QUANTITIES", "DEFAULT_Z", "RunDiff", "diff_runs", "find_r
 DEFAULT_Z = 3.0
 #: Standard errors in a 95% interval's full width (2 x 1.96).
 _WIDTH_PER_SE = 2 * 1.959963984540054
-
-#: Per file, each role and the column names that may hold it (the first present is used).
-COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
-    "matrix_long.csv": {
-        "attacker": ("attacker",), "defender": ("defender",), "trials": ("trials",), "method": ("method",),
-        "p_attacker": ("p_attacker",), "p_attacker_se": ("p_attacker_se",),
-        "p_defender": ("p_defender",), "p_defender_se": ("p_defender_se",),
-    },
-    "rankings.csv": {
-        "unit": ("unit", "list"), "rank": ("rank",),
-        "win_rate": ("win_rate",), "win_rate_se": ("win_rate_se",), "score": ("score",), "score_se": ("score_se",),
-        "strength": ("strength",), "strength_se": ("strength_se",),
-    },
-    "fair_points.csv": {
-        "unit": ("unit",), "points": ("points",),
-        "fair_price": ("fair_price", "fair_points"), "fair_lo": ("fair_lo",), "fair_hi": ("fair_hi",),
-    },
-    "unit_value.csv": {
-        "unit": ("unit",), "list": ("list",), "points": ("price",),
-        "value": ("value",), "fair_lo": ("value_lo",), "fair_hi": ("value_hi",),
-    },
-}
-
-#: The columns naming an item of each file (a cell is an attacker and a defender; a unit value a unit and a list).
-KEYS = {"matrix_long.csv": ("attacker", "defender"), "unit_value.csv": ("unit", "list")}
-
-#: What is compared: (kind, file, quantity, how its standard error is found, human label).
-QUANTITIES: tuple[tuple[str, str, str, str, str], ...] = (
-    ("cell", "matrix_long.csv", "p_attacker", "p_attacker_se", "P(attacker wins)"),
-    ("cell", "matrix_long.csv", "p_defender", "p_defender_se", "P(defender wins)"),
-    ("ranking", "rankings.csv", "score", "score_se", "score"),
-    ("ranking", "rankings.csv", "win_rate", "win_rate_se", "win rate"),
-    ("ranking", "rankings.csv", "strength", "strength_se", "strength (logit)"),
-    ("fair price", "fair_points.csv", "fair_price", "interval", "fair price (points)"),
-    ("unit value", "unit_value.csv", "value", "interval", "unit value in a list (points)"),
-)
 
 #: Columns of :attr:`RunDiff.table` (and of ``diff.csv``).
 TABLE_COLUMNS = ["ruleset", "kind", "item", "quantity", "old", "new", "diff", "diff_se", "z", "status",
