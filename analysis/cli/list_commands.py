@@ -89,7 +89,7 @@ def lists_cmd(ruleset: str, roster: str | None, lists_file: str | None, settings
     if out:
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster), ("--lists", lists_file)], "lists")
-    from ..report.lists_files import ListsReport, write_lists
+    from ..report.lists_files import ListsReport, nash_table, write_lists
     from ..runs.lists import list_matrix, list_scores, list_table
     from ..runs.unit_value import unit_values
     from .tables import matrix_text
@@ -110,7 +110,7 @@ def lists_cmd(ruleset: str, roster: str | None, lists_file: str | None, settings
     finally:
         close()
     scores = list_scores(m)
-    rep = ListsReport(m, list_table(ros, m.units), scores, _nash(m), uv)
+    rep = ListsReport(m, list_table(ros, m.units), scores, nash_table(m), uv)
     click.echo(f"{rs.id}: {len(m.units)} army lists ({ros.source}; "
                + (f"budget {m.budget:g}" if m.budget is not None else "no budget") + "), P(attacker wins):")
     click.echo(matrix_text(m.wide("p_attacker")))
@@ -137,26 +137,6 @@ def lists_cmd(ruleset: str, roster: str | None, lists_file: str | None, settings
                 "variants": len(uv.variants) if uv is not None else 0,
                 **{k: v for k, v in gap.items() if k != "cells"}}
         _echo_written(folder.replace(lambda d: write_lists(rep, d) + [_write_metadata(d, meta)]))
-
-
-def _nash(m: Any) -> Any:
-    """The equilibrium mix over the lists: its weights, their range over every equilibrium, and over redraws."""
-    import pandas as pd
-
-    from ..stats.equilibrium import nash_equilibrium, nash_ranges, nash_spread
-
-    pay = m.payoff_matrix()
-    se = m.side_averaged().pivot(index="unit", columns="opponent", values="payoff_se").reindex(
-        index=m.units, columns=m.units)
-    w = nash_equilibrium(pay)
-    ranges = nash_ranges(pay).set_index("unit")
-    spread = nash_spread(pay, se).set_index("unit")
-    rows = [{"list": n, "weight": float(w[n]), "weight_min": float(ranges.loc[n, "weight_min"]),
-             "weight_max": float(ranges.loc[n, "weight_max"]), "weight_lo": float(spread.loc[n, "weight_lo"]),
-             "weight_hi": float(spread.loc[n, "weight_hi"]), "support_share": float(spread.loc[n, "support_share"])}
-            for n in m.units]
-    out = pd.DataFrame(rows)
-    return out.sort_values(["weight", "list"], ascending=[False, True], kind="mergesort").reset_index(drop=True)
 
 
 @click.command("meta")

@@ -26,7 +26,12 @@ from .safe_markdown import md_cell, md_text
 from .writers import write_matrix
 
 __all__ = ["ListsReport", "write_lists", "write_meta", "lists_markdown", "meta_markdown", "unit_value_png",
-           "meta_png"]
+           "meta_png", "nash_table", "with_lists", "LIST_FILES", "META_FILES"]
+
+#: The files ``write_lists`` and ``write_meta`` write (the report's ``lists/`` and ``meta/`` folders).
+LIST_FILES = ("matrix_long.csv", "matrix.csv", "matrix.json", "matrix.png", "lists.csv", "rankings.csv", "nash.csv",
+              "unit_value.csv", "unit_ranking.csv", "unit_value.png", "report.md")
+META_FILES = ("meta.csv", "meta_units.csv", "meta_lists.csv", "meta_log.csv", "meta.png", "meta.json", "report.md")
 
 
 class ListsReport:
@@ -35,6 +40,52 @@ class ListsReport:
     def __init__(self, matrix: Any, table: pd.DataFrame, scores: pd.DataFrame, nash: pd.DataFrame,
                  values: Any | None) -> None:
         self.matrix, self.table, self.scores, self.nash, self.values = matrix, table, scores, nash, values
+
+
+def nash_table(m: Any) -> pd.DataFrame:
+    """The equilibrium mix over a list matrix's lists: each weight, its range over every equilibrium, and its
+    2.5%-97.5% range over payoff tables redrawn within their error (``list, weight, weight_min, weight_max,
+    weight_lo, weight_hi, support_share``), heaviest first."""
+    from ..stats.equilibrium import nash_equilibrium, nash_ranges, nash_spread
+
+    pay = m.payoff_matrix()
+    se = m.side_averaged().pivot(index="unit", columns="opponent", values="payoff_se").reindex(
+        index=m.units, columns=m.units)
+    w = nash_equilibrium(pay)
+    ranges = nash_ranges(pay).set_index("unit")
+    spread = nash_spread(pay, se).set_index("unit")
+    rows = [{"list": n, "weight": float(w[n]), "weight_min": float(ranges.loc[n, "weight_min"]),
+             "weight_max": float(ranges.loc[n, "weight_max"]), "weight_lo": float(spread.loc[n, "weight_lo"]),
+             "weight_hi": float(spread.loc[n, "weight_hi"]), "support_share": float(spread.loc[n, "support_share"])}
+            for n in m.units]
+    out = pd.DataFrame(rows)
+    return out.sort_values(["weight", "list"], ascending=[False, True], kind="mergesort").reset_index(drop=True)
+
+
+def with_lists(rep: Any, run: dict[str, Any], budget: Any = None) -> Any:
+    """``rep`` (a :class:`analysis.report.build.Report`) with its roster's army lists fought at the report's
+    settings (``lists``: a :class:`ListsReport`, unit values included) and the meta at the roster's budget
+    (``meta``); unchanged for a ruleset without mixed sides or a roster without lists."""
+    import dataclasses
+
+    from ..runs.lists import list_matrix, list_scores, list_table
+    from ..runs.meta import meta
+    from ..runs.unit_value import unit_values
+
+    rs, ros = rep.ruleset, rep.roster
+    if not rs.fields_lists or not ros.lists:
+        return rep
+    keep = ("half_width", "max_trials", "seed", "rounds", "max_rounds", "states", "options", "workers", "from_text",
+            "executor", "store", "rules_defaults", "method")
+    kw = {k: run[k] for k in keep if k in run}
+    m = list_matrix(rs, ros, budget=budget, **kw)
+    lists = ListsReport(m, list_table(ros, m.units), list_scores(m), nash_table(m), unit_values(m))
+    in_force = m.budget if m.budget is not None else ros.budget
+    res = None
+    if in_force is not None:
+        kw.pop("from_text", None)
+        res = meta(rs, ros, budget=in_force, **kw)
+    return dataclasses.replace(rep, lists=lists, meta=res)
 
 
 def _pct(x: float) -> str:
