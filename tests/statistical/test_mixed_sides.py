@@ -5,8 +5,9 @@
   chi-square on every outcome field), under both pairings, both re-engaging rules and the
   small-group switches; and against an exact composition of one round of a two-profile
   side against one warrior, built here from the exact one-attack batch tables.
-* ``duel``: the mixed kernel (``duel/mixed.py``) against the reference, and against an
-  exact answer derived by hand below (a side of two profiles against one model, one phase).
+* ``duel``: the compiled loop of mixed sides (``duel/_mixed_loop.py``) and the vectorised
+  kernel (``duel/mixed.py``) against the reference, and against an exact answer derived by
+  hand below (a side of two profiles against one model, one phase).
 * A list with one unit swapped for a strictly stronger one at the same points wins more.
 """
 
@@ -218,11 +219,12 @@ def test_duel_one_phase_of_a_mixed_side_is_exact(tmp_path):
     assert win_a + win_d + draw == 1
     misted_d = win_a * Fraction(2, 6)
     plan = sim.build_matchup("duel", {"A": 1, "B": 1}, "D", roster=ros, budget="none")[1]
-    o = DU.simulate(plan, 300_000, np.random.default_rng(23), 1, 50)
-    assert_distribution(np.bincount(o.winner, minlength=3), [float(draw), float(win_a), float(win_d)],
-                        what="duel mixed one phase: winner")
-    assert_distribution(np.bincount(o.extras["misted_defender"], minlength=2), [1 - float(misted_d), float(misted_d)],
-                        what="duel mixed one phase: D misted")
+    for p in (plan, DU.with_engine(plan, "numpy")):
+        o = DU.simulate(p, 300_000, np.random.default_rng(23), 1, 50)
+        assert_distribution(np.bincount(o.winner, minlength=3), [float(draw), float(win_a), float(win_d)],
+                            what=f"duel mixed one phase ({p.engine}): winner")
+        assert_distribution(np.bincount(o.extras["misted_defender"], minlength=2),
+                            [1 - float(misted_d), float(misted_d)], what=f"duel mixed one phase ({p.engine}): misted")
     ref = _reference(DU, plan, 20_000, 4, 1)
     assert_distribution(ref["winner"], [float(draw), float(win_a), float(win_d)], what="the reference: winner")
 
@@ -241,7 +243,19 @@ DUEL = [
 @pytest.mark.parametrize("att, dfn, options, states, rounds", DUEL)
 def test_duel_mixed_kernel_matches_the_reference(att, dfn, options, states, rounds):
     plan = sim.build_matchup("duel", att, dfn, options=options, states=states, budget="none")[1]
-    _same(_kernel(DU, plan, 40_000, 2, rounds), _reference(DU, plan, 3_000, 1, rounds),
+    ref = _reference(DU, plan, 3_000, 1, rounds)
+    _same(_kernel(DU, plan, 100_000, 2, rounds), ref, f"{att} v {dfn} {options} {states}: compiled v reference")
+    _same(_kernel(DU, DU.with_engine(plan, "numpy"), 40_000, 3, rounds), ref,
+          f"{att} v {dfn} {options} {states}: vectorised v reference")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("att, dfn, options, states, rounds", DUEL + [
+    ({"Goblin Mob": 3, "Assassin": 1}, {"Brawler": 2, "Goblin Mob": 2}, {}, {"attacker": {"space": 0}}, "end"),
+])
+def test_duel_compiled_and_vectorised_mixed_kernels_agree(att, dfn, options, states, rounds):
+    plan = sim.build_matchup("duel", att, dfn, options=options, states=states, budget="none")[1]
+    _same(_kernel(DU, plan, 200_000, 4, rounds), _kernel(DU, DU.with_engine(plan, "numpy"), 200_000, 5, rounds),
           f"{att} v {dfn} {options} {states}")
 
 

@@ -36,8 +36,9 @@ for small groups), ``tables`` and ``fast`` (the group kernel: every
 combat of a phase drawn whole from exact per-combat tables; up to 20 models a side),
 ``compiled`` and ``_loop`` (the same fights, model by model, from the same
 tables in a loop compiled by Numba: it plays them when Numba imports;
-:meth:`Duel.with_engine` picks the vectorised one) and ``kernel`` (the general
-kernel, for ``spread`` assignment with ganging).
+:meth:`Duel.with_engine` picks the vectorised one), ``kernel`` (the general
+kernel, for ``spread`` assignment with ganging), and ``mixed`` with ``_mixed_loop`` (army lists: sides of
+several profiles, every model its own; a loop compiled by Numba, or vectorised).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ from .compiled import available, simulate_loop
 from .fast import simulate_fast
 from .groups import build_group_chain
 from .kernel import simulate_general
-from .mixed import PAIRINGS, MixedDuelPlan, build_mixed_plan, simulate_mixed
+from .mixed import PAIRINGS, MixedDuelPlan, build_mixed_plan, simulate_mixed, simulate_mixed_loop
 from .plan import DuelPlan, SideSpec, check_pass_probability
 from .reference import resolve_fight
 from .tables import build_tables
@@ -202,6 +203,8 @@ class Duel(Ruleset):
         (whole combats from exact tables: compiled, or vectorised, see :meth:`with_engine`), else
         (``spread`` with ganging) the general one; army lists: the mixed kernel (:mod:`.mixed`)."""
         if isinstance(plan, MixedDuelPlan):
+            if plan.engine == "auto" and available():
+                return simulate_mixed_loop(plan, n, rng, rounds, max_rounds)
             return simulate_mixed(plan, n, rng, rounds, max_rounds)
         if plan.chain is not None:
             return simulate_chain(plan, n, rng, rounds, max_rounds)
@@ -216,8 +219,6 @@ class Duel(Ruleset):
         or ``"numpy"`` (the vectorised group kernel, which the tests hold to the same answers)."""
         if engine not in ("auto", "numpy"):
             raise ValueError(f"duel: engine must be 'auto' or 'numpy', not {engine!r}")
-        if isinstance(plan, MixedDuelPlan):
-            return plan  # one kernel plays army lists
         return replace(plan, engine=engine)
 
     # ----------------------------------------------------------------- exact

@@ -18,8 +18,10 @@ in the combat.
 
 :func:`simulate_mixed` plays every combat of every fight of a phase at once: the combats
 are rows (fight, combat) with member masks, hits go one hit index at a time over all rows
-(a Python loop over hits, never over fights). Tested against the reference
-(:func:`.reference.resolve_fight`), and, on sides of one profile, against the one-profile kernels.
+(a Python loop over hits, never over fights). :func:`simulate_mixed_loop` plays the same fights model by
+model in a loop compiled by Numba (:mod:`._mixed_loop`), by default where Numba imports. Both are tested
+against the reference (:func:`.reference.resolve_fight`) and each other, and, on sides of one profile,
+against the one-profile kernels.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ...outcomes import Outcomes
 from ...ruleset import END, Matchup, Rounds
 from .plan import SideSpec, check_pass_probability, make_outcomes
 
-__all__ = ["PAIRINGS", "MixedDuelPlan", "build_mixed_plan", "simulate_mixed"]
+__all__ = ["PAIRINGS", "MixedDuelPlan", "build_mixed_plan", "simulate_mixed", "simulate_mixed_loop"]
 
 #: Values of the ``pairing`` option: the default first.
 PAIRINGS = ("listed", "random")
@@ -69,6 +71,8 @@ class MixedDuelPlan:
     assignment: str
     toughness_die: str
     pairing: str = "listed"
+    #: ``"auto"``: the compiled loop (:mod:`._mixed_loop`) where Numba imports; ``"numpy"``: :func:`simulate_mixed`.
+    engine: str = "auto"
 
     @property
     def start_wounds(self) -> tuple[int, int]:
@@ -311,3 +315,67 @@ def _back_away(plan: MixedDuelPlan, h: int, rows, memb_h, P_h, P_t, W_t, SP_t, t
 def _damage(plan: MixedDuelPlan, h: int) -> NDArray[np.int64]:
     return np.array([s.hit_damage for s in plan.profiles[h]], np.int64)
 
+
+
+#: Uniforms a compiled loop's buffer holds at least, and the refill's margin over the mean use (as :mod:`.compiled`).
+_BUFFER = 1 << 17
+_HEADROOM = 1.25
+
+
+def _fail_thresholds(plan: MixedDuelPlan, profiles: list[SideSpec]) -> NDArray[np.int64]:
+    """``[p, q]``: a hit of profile ``p`` on profile ``q`` fails its check when a 32-bit uniform is below this
+    (``floor(P(fail) * 2 ** 32)``, from the exact fraction); 0 for instant death (no check)."""
+    k = len(profiles)
+    out = np.zeros((k, k), np.int64)
+    for i, s in enumerate(profiles):
+        for j, t in enumerate(profiles):
+            need = t.toughness - s.hit_strength
+            if need > 0:
+                fail = 1 - check_pass_probability(need, plan.toughness_die)
+                out[i, j] = (fail.numerator << 32) // fail.denominator
+    return out
+
+
+def _dice_thresholds(most: int) -> NDArray[np.int64]:
+    """``[n, k - 1] = floor((k / 6) ** n * 2 ** 32)`` for ``n`` dice, ``k = 1..5`` (exact integers)."""
+    out = np.zeros((most + 1, 5), np.int64)
+    for n in range(most + 1):
+        for k in range(1, 6):
+            out[n, k - 1] = (k ** n << 32) // 6 ** n
+    return out
+
+
+def simulate_mixed_loop(plan: MixedDuelPlan, n: int, rng: np.random.Generator, rounds: Rounds,
+                        max_rounds: int) -> Outcomes:
+    """``n`` fights of the mixed plan on the compiled loop (:mod:`._mixed_loop`)."""
+    from ...kernels.uniforms import play_buffered
+    from ._mixed_loop import play_mixed
+
+    limit = max_rounds if rounds == END else int(rounds)
+    profiles = list(plan.profiles[0]) + list(plan.profiles[1])
+    na, nd = plan.counts
+    prof = np.concatenate([plan.prof[0], plan.prof[1] + len(plan.profiles[0])]).astype(np.int64)
+    col = {name: np.array([getattr(s, name) for s in profiles], np.int64)
+           for name in ("wounds", "extra_die", "extra_hit", "ws", "hit_damage", "hit_strength", "toughness")}
+    models = na + nd
+    total = int(sum(col["wounds"][prof]) + sum(col["extra_die"][prof]))
+    dice = _dice_thresholds(max(total, 1))
+    space = np.array([-1 if s[0].space is None else int(s[0].space) for s in plan.profiles], np.int64)
+    prone = np.array([bool(s[0].prone) for s in plan.profiles], np.bool_)
+    shuffle = np.array([plan.shuffled(0), plan.shuffled(1)], np.bool_)
+    # a phase reads at most a shuffle, two rolls a combat, a check a hit and one a blocked yard
+    per_phase = 3 * models + int(sum(col["wounds"][prof]) + sum(col["extra_hit"][prof])) + total
+    per_fight = limit * per_phase
+    remaining, alive, misted = (np.empty((2, n), np.int64) for _ in range(3))
+    rounds_out = np.empty(n, np.int64)
+    fail = _fail_thresholds(plan, profiles)
+
+    def step(done, u):
+        return play_mixed(done, n, u, per_fight, na, nd, prof, shuffle, prone, space, col["wounds"],
+                          col["extra_die"], col["extra_hit"], col["ws"], col["hit_damage"], col["hit_strength"],
+                          col["toughness"], fail, dice, plan.assignment == "spread", limit, rounds == END,
+                          np.array(plan.start_wounds, np.int64), remaining, alive, misted, rounds_out)
+
+    play_buffered(step, rng, n, per_fight, buffer=_BUFFER, headroom=_HEADROOM)
+    return make_outcomes(plan, (remaining[0], remaining[1]), (alive[0], alive[1]), (misted[0], misted[1]),
+                         rounds_out, rounds, limit)
