@@ -15,6 +15,10 @@ provides three pieces of behaviour:
     ``dice.d6()`` (or ``dice.d(sides)`` for other dice). Returns a
     :class:`~sim.outcomes.TrialOutcome`.
 
+Optionally, army lists (see :mod:`sim.lists`): ``fields_lists = True`` and, in
+``prepare``/``simulate``/``resolve_one``, a side that is a :class:`sim.lists.MixedSide`
+(built by :meth:`Ruleset.mixed_side`, which keeps a list of one profile as plain copies).
+
 Optionally, exact answers (see :mod:`sim.exact`): ``exact_work(plan, rounds,
 max_rounds)`` estimates the work of the matchup's exact chain (``None``: none),
 and ``exact(plan, rounds, max_rounds)`` returns its :class:`ExactOutcome`. A

@@ -46,7 +46,7 @@ from .settings import check_method
 from .streams import cell_stream
 
 __all__ = ["load_lists_file", "roster_with_lists", "check_lists", "list_table", "list_matrix", "list_scores",
-           "field_scores", "FieldScores", "list_context", "canonical_list", "is_list_matrix"]
+           "field_scores", "FieldScores", "list_context", "canonical_list", "fight_lists"]
 
 
 # ------------------------------------------------------------------ lists in
@@ -129,10 +129,6 @@ def list_table(roster: Roster, names: Sequence[str] | None = None) -> pd.DataFra
     return pd.DataFrame(rows, columns=["list", "points", "models", "units"])
 
 
-def is_list_matrix(matrix: Any) -> bool:
-    return bool(getattr(matrix, "settings", {}).get("lists"))
-
-
 # ----------------------------------------------------------------- fighting
 def list_context(rs: Ruleset, roster: Roster, *, root: np.random.SeedSequence, rounds: Rounds, max_rounds: int,
                  states: Mapping[str, Any] | None, options: Mapping[str, Any] | None, half_width: float | None,
@@ -143,10 +139,12 @@ def list_context(rs: Ruleset, roster: Roster, *, root: np.random.SeedSequence, r
                       half_width, int(max_trials), workers, from_text, None, executor, store, method=method)
 
 
-def _fight_pairs(ctx: RunContext, pairs: Mapping[Any, tuple[Any, Any]], progress: ProgressCallback | None,
+def fight_lists(ctx: RunContext, pairs: Mapping[Any, tuple[Any, Any]], progress: ProgressCallback | None,
                  *, half_width: float | None = None, max_trials: int | None = None
                  ) -> tuple[dict[Any, JobResult], dict[Any, Any], dict[Any, str]]:
-    """Fight every ``key: (attacker, defender)`` (list names or :class:`ArmyList`) on its own stream."""
+    """Fight every ``key: (attacker, defender)`` (list names or :class:`ArmyList`) on its own stream
+    ``(key(attacker's name), key(defender's name))``; returns the job results, the matchups, and why each pair
+    that cannot be fielded was not fought."""
     rs = ctx.rs
     if half_width is not None or max_trials is not None:
         ctx = replace(ctx, half_width=half_width if half_width is not None else ctx.half_width,
@@ -224,7 +222,7 @@ def list_matrix(
                        options=options, half_width=half_width, max_trials=max_trials, workers=workers,
                        from_text=from_text, executor=executor, store=store, method=method)
     pairs = {(a, d): (a, d) for a in names for d in names}
-    done, matchups, notes = _fight_pairs(ctx, pairs, progress)
+    done, matchups, notes = fight_lists(ctx, pairs, progress)
     seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
     prov = _provenance(root, ruleset=rs.id, spec=rs.spec, seed=seed_out,
                        stream="(blake2b-128(attacker list), blake2b-128(defender list), block"
@@ -339,7 +337,7 @@ def field_scores(ctx: RunContext, candidates: Sequence[ArmyList], field: Mapping
                 key = (role, c.name, f)
                 if key not in cells:
                     pairs[key] = pair
-    done, _, notes = _fight_pairs(ctx, pairs, progress, half_width=half_width, max_trials=max_trials)
+    done, _, notes = fight_lists(ctx, pairs, progress, half_width=half_width, max_trials=max_trials)
     for key in pairs:
         if key in notes:
             cells[key] = {"note": notes[key]}

@@ -43,7 +43,7 @@ from sim.rulesets import get_ruleset
 from ..stats.double_oracle import OracleStep, double_oracle
 from .fielding import check_run_arguments
 from .jobs import result_row
-from .lists import _fight_pairs, canonical_list, field_scores, list_context, roster_with_lists
+from .lists import canonical_list, field_scores, fight_lists, list_context, roster_with_lists
 from .matrix import check_run_settings
 from .settings import check_method
 
@@ -194,7 +194,7 @@ class _Game:
         pairs = {(a, d): (self.lists[a], self.lists[d]) for a in names for d in names if (a, d) not in self.cells}
         if not pairs:
             return
-        done, _, notes = _fight_pairs(self.ctx, pairs, None)
+        done, _, notes = fight_lists(self.ctx, pairs, None)
         for key in pairs:
             if key in notes:
                 raise InputError(f"meta: {key[0]} v {key[1]}: {notes[key]}")

@@ -225,3 +225,13 @@ def test_pairing_switch_reaches_the_list_fights(roster):
     # Mob against Mob is one profile a side: the same fights under either pairing
     same = (a.long["attacker"] == "Mob") & (a.long["defender"] == "Mob")
     assert np.array_equal(a.long.loc[same, "p_attacker"].to_numpy(), b.long.loc[same, "p_attacker"].to_numpy())
+
+
+def test_lists_and_meta_are_the_same_whatever_the_workers(roster):
+    """The cells run on addressed streams: local processes (as a Dask cluster would) change nothing."""
+    one = list_matrix("warband", roster, half_width=0.05, seed=4)
+    two = list_matrix("warband", roster, half_width=0.05, seed=4, workers=2)
+    assert one.long.equals(two.long)
+    a = meta("warband", roster, budget=130, seed=2, half_width=0.05, screen_trials=1024)
+    b = meta("warband", roster, budget=130, seed=2, half_width=0.05, screen_trials=1024, workers=2)
+    assert a.lists.equals(b.lists) and a.log["best_response"].tolist() == b.log["best_response"].tolist()
