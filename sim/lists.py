@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InputError, MatchupError, Where, shown
+from .errors import MatchupError, Where, shown
 
 __all__ = ["ArmyList", "MixedSide", "list_from_mapping", "parse_list_tables", "check_list", "field_list",
            "composition_name", "side_limit", "list_points", "list_models"]

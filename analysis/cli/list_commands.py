@@ -170,6 +170,9 @@ def meta_cmd(ruleset: str, roster: str | None, lists_file: str | None, settings:
     in_force = resolve_budget(budget, ros.budget, "--budget")
     if in_force is None:
         raise Failure(f"meta {rs.id}: give --budget POINTS (the roster has no budget): the lists are built at it")
+    from ..runs.meta import meta_units
+
+    meta_units(rs, ros, in_force)  # a budget that fields no unit: one line before the output folder
     if out:
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster), ("--lists", lists_file)], "meta")

@@ -26,12 +26,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import sim
 from sim.api import provenance as _provenance
+from sim.budget import resolve_budget
 from sim.errors import InputError, MatchupError, Where
 from sim.files import parse_toml, read_input_text
 from sim.limits import MAX_MATRIX_UNITS, MAX_ROSTER_BYTES
-from sim.budget import resolve_budget
 from sim.lists import ArmyList, composition_name, field_list, list_models, list_points, parse_list_tables
 from sim.results import FightResult
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence

@@ -47,7 +47,7 @@ from .lists import canonical_list, field_scores, fight_lists, list_context, rost
 from .matrix import check_run_settings
 from .settings import check_method
 
-__all__ = ["MetaResult", "meta", "META_COLUMNS", "META_UNIT_COLUMNS", "META_LOG_COLUMNS"]
+__all__ = ["MetaResult", "meta", "meta_units", "META_COLUMNS", "META_UNIT_COLUMNS", "META_LOG_COLUMNS"]
 
 META_COLUMNS = ["list", "weight", "points", "models", "units", "score_vs_meta"]
 META_UNIT_COLUMNS = ["unit", "price", "share", "models_share", "lists", "in_meta"]
@@ -88,9 +88,7 @@ class _Game:
         self.screen_trials = int(screen_trials)
         self.say = progress or (lambda text: None)
         self.limit = side_limit(rs) or 10 ** 9
-        self.order = [u for u in roster.names if _fieldable(rs, roster.unit(u), budget)]
-        if not self.order:
-            raise InputError(f"budget {budget:g}: no unit of {roster.source} can be fielded alone at it")
+        self.order = meta_units(rs, roster, budget)
         self.price = {u: float(roster.unit(u).points) for u in self.order}
         self.size = {u: int(getattr(roster.unit(u), "count", 1)) for u in self.order}
         self.cheapest = min(self.price.values())
@@ -233,6 +231,14 @@ class _Game:
         for _, r in fs.table.iterrows():
             out[r["name"]] = (float(r["score"]), float(r["score_se"]))
         return out
+
+
+def meta_units(rs: Ruleset, roster: Roster, budget: float) -> list[str]:
+    """The units a list at ``budget`` can hold (a positive price within it); one line if there are none."""
+    order = [u for u in roster.names if _fieldable(rs, roster.unit(u), budget)]
+    if not order:
+        raise InputError(f"budget {budget:g}: no unit of {roster.source} can be fielded alone at it")
+    return order
 
 
 def _fieldable(rs: Ruleset, unit: Any, budget: float) -> bool:

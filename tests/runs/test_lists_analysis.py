@@ -207,8 +207,9 @@ def test_meta_command(roster, tmp_path, capsys):
     header = (out / "meta.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
     assert header[:2] == ["list", "weight"] and "units" in header
     assert {"meta_units.csv", "meta_log.csv", "meta_lists.csv", "report.md", "meta.png"} <= {p.name for p in out.iterdir()}
-    rc, _, err = run(capsys, "meta", "warband", "--roster", str(roster), "--budget", "10")
-    assert rc == 2 and "no unit" in err
+    rc, _, err = run(capsys, "meta", "warband", "--roster", str(roster), "--budget", "10", "--out",
+                     str(tmp_path / "nothing"))
+    assert rc == 2 and "no unit" in err and not (tmp_path / "nothing").exists()
 
 
 def test_duplicate_list_names_in_a_roster_are_one_line(tmp_path, capsys):
