@@ -236,3 +236,15 @@ def test_lists_and_meta_are_the_same_whatever_the_workers(roster):
     a = meta("warband", roster, budget=130, seed=2, half_width=0.05, screen_trials=1024)
     b = meta("warband", roster, budget=130, seed=2, half_width=0.05, screen_trials=1024, workers=2)
     assert a.lists.equals(b.lists) and a.log["best_response"].tolist() == b.log["best_response"].tolist()
+
+
+def test_report_lists_adds_the_lists_and_the_meta(roster, tmp_path, capsys):
+    out = tmp_path / "rep"
+    rc, _, err = run(capsys, "report", "warband", "--roster", str(roster), "--lists", "--half-width", "0.2",
+                     "--max-trials", "512", "--out", str(out), "--quiet")
+    assert rc == 0, err
+    assert (out / "lists" / "unit_value.csv").is_file() and (out / "meta" / "meta.csv").is_file()
+    files = json.loads((out / "metadata.json").read_text(encoding="utf-8"))["files"]
+    assert "lists/unit_value.csv" in files and "meta/meta_units.csv" in files
+    rc, _, err = run(capsys, "report", "mecha", "--lists", "--out", str(tmp_path / "m"))
+    assert rc == 2 and "army lists are not available" in err and not (tmp_path / "m").exists()
