@@ -26,6 +26,9 @@ marginal_value    the value of one stat point from a sweep
 compare           a base unit against a variant on common random numbers
 balance_pair      the value of a field at which two units are even
 rebalance         one points table that balances the whole roster, proved by a fresh run -> RebalanceResult
+list_matrix       every army list against every list -> MatchupMatrix (list names as its units)
+unit_values       what each unit adds to each list of a list matrix -> UnitValues
+meta              the lists the prices make strong at a budget (double oracle) -> MetaResult
 diff              what changed beyond the noise between two runs -> RunDiff (also ``diff_runs``)
 build_report      a report's content -> Report (``Report.write`` writes it)
 write_all         one report per ruleset and an index
@@ -55,6 +58,10 @@ _LAZY = {
     "balance_pair": (".runs.solver", "balance_pair"),
     "rebalance": (".runs.rebalance", "rebalance"),
     "RebalanceResult": (".runs.rebalance", "RebalanceResult"),
+    "list_matrix": (".runs.lists", "list_matrix"),
+    "unit_values": (".runs.unit_value", "unit_values"),
+    "meta": (".runs.meta", "meta"),
+    "MetaResult": (".runs.meta", "MetaResult"),
     "diff": (".report.diff", "diff_runs"),
     "diff_runs": (".report.diff", "diff_runs"),
     "build_report": (".report.build", "build_report"),

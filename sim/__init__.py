@@ -14,7 +14,8 @@ roster_from_dict a roster from a mapping (the shape a TOML roster parses to)
 build_matchup    validate a matchup and prepare its plan
 parse_settings   split ``--set`` strings into states, overrides and options
 FightResult      probabilities with intervals, damage with errors, provenance
-Roster           validated units of one ruleset
+Roster           validated units of one ruleset (and its army lists)
+ArmyList         a side of several unit types: roster units and their counts (sim.lists)
 MeleelabError    bad input (one line for a person)
 
 Exact answers: ``sim.fight(..., method="auto")`` answers exactly where the fight is a small Markov
@@ -46,6 +47,7 @@ _LAZY = {
     "FightResult": ".results",
     "Roster": ".roster", "default_roster": ".roster", "load_roster": ".roster", "roster_from_dict": ".roster",
     "get_ruleset": ".rulesets",
+    "ArmyList": ".lists",
 }
 
 
@@ -81,6 +83,7 @@ __all__ = [
     "parse_settings",
     "FightResult",
     "Roster",
+    "ArmyList",
     "MeleelabError",
     "InputError",
     "MatchupError",

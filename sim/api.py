@@ -15,6 +15,7 @@ from .engine import ProgressCallback, run_tally
 from .errors import InputError, MatchupError, Where
 from .exact import METHODS, choose_method, exact_outcome
 from .executor import check_executor
+from .lists import ArmyList, check_list, field_list, list_from_mapping
 from .limits import (check_mapping, check_max_rounds, check_side_mappings, check_trials, check_workers,
                      check_working_set)
 from .results import FightResult
@@ -152,6 +153,26 @@ def _roster_of(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
     return load_roster(roster, rs)
 
 
+def _side_ref(rs: Ruleset, ros: Roster | None, side: str, ref: Any) -> Any:
+    """A side as given: a unit profile, or an :class:`~sim.lists.ArmyList` (a list's name, a list, or a
+    mapping ``{unit name: count}``, checked against the roster)."""
+    if isinstance(ref, str):
+        found = ros.side(ref)
+    elif isinstance(ref, Mapping):
+        found = list_from_mapping(rs, ref, ros.units, where=Where(side, None))
+    elif isinstance(ref, ArmyList):
+        found = check_list(rs, ref, ros.units, Where(side, ref.name))
+    else:
+        found = ref
+        if not isinstance(found, rs.unit_type):
+            raise InputError(f"{side}: expected a {rs.id} unit, a unit or list name, or a mapping "
+                             f"{{unit name: count}}, got {type(found).__name__}")
+    if isinstance(found, ArmyList) and not rs.fields_lists:
+        raise MatchupError(f"{rs.id}: {rs.lists_refusal}, so army lists are not available ({side}: "
+                           f"{found.name!r})")
+    return found
+
+
 def parse_settings(ruleset: str | Ruleset, items: Iterable[str]) -> Settings:
     """Split ``SIDE.KEY=VALUE`` / ``KEY=VALUE`` strings into states, unit overrides and options.
 
@@ -211,8 +232,11 @@ def build_matchup(
     Parameters
     ----------
     ruleset : str or Ruleset
-    attacker, defender : str or unit profile
-        A unit name (looked up in ``roster``, or the default roster) or a profile.
+    attacker, defender : str, unit profile, ArmyList or mapping
+        A unit or army-list name (looked up in ``roster``, or the default roster), a profile,
+        an :class:`~sim.lists.ArmyList`, or a mapping ``{unit name: count}`` (a list of the
+        roster's units; rulesets with mixed sides only, :mod:`sim.lists`). A list is fielded as
+        it is: a budget does not multiply it, and a list over the budget is refused.
     states : mapping, optional
         ``{"attacker": {...}, "defender": {...}}`` situational states.
     overrides : mapping, optional
@@ -242,14 +266,21 @@ def build_matchup(
     options = check_mapping(options, "options")
     if not isinstance(from_text, bool):
         raise InputError(f"from_text: got {type(from_text).__name__}, expected True or False")
-    need_roster = isinstance(attacker, str) or isinstance(defender, str) or roster is not None
+    need_roster = any(isinstance(ref, (str, Mapping, ArmyList)) for ref in (attacker, defender)) or roster is not None
     ros = _roster_of(rs, roster) if need_roster else None
     in_force = resolve_budget(budget, ros.budget if ros is not None else None, "--budget" if from_text else "budget")
-    units = []
+    units: list[Any] = []
+    lists: dict[str, ArmyList] = {}
     for side, ref in (("attacker", attacker), ("defender", defender)):
-        unit = ros.unit(ref) if isinstance(ref, str) else ref
-        if not isinstance(unit, rs.unit_type):
-            raise InputError(f"{side}: expected a {rs.id} unit or a unit name, got {type(unit).__name__}")
+        found = _side_ref(rs, ros, side, ref)
+        if isinstance(found, ArmyList):
+            if (overrides or {}).get(side):
+                raise InputError(f"{'--set' if from_text else 'overrides'} {side}: the {side} is the list "
+                                 f"{found.name!r}; a unit field can be changed on a unit, not on a list")
+            lists[side] = found
+            units.append(found)
+            continue
+        unit = found
         ov = (overrides or {}).get(side, {})
         label = f"--set {side}" if from_text else f"overrides[{side!r}]"  # the CLI flag, or the API argument
         unit = rs.with_overrides(unit, ov, Where(label, unit.name), from_text=from_text)
@@ -259,11 +290,16 @@ def build_matchup(
             raise InputError(f"overrides: side must be attacker or defender, got {side!r}")
     opts = rs.resolve_options(ros.options if ros else None, options, from_text=from_text)
     if ros is not None:
-        rs.check_roster(units, opts, Where(ros.source))
+        listed = [ros.unit(n) for lst in lists.values() for n, _ in lst.units]
+        rs.check_roster([u for u in units if not isinstance(u, ArmyList)] + listed, opts, Where(ros.source))
     st = rs.resolve_states(states, from_text=from_text)
     counts = {"attacker": 1, "defender": 1}
     if copies is not None:
         copies = check_copies(check_mapping(copies, "copies"))
+        for side in lists:
+            if copies[side] != 1:
+                raise InputError(f"copies: the {side} is the list {lists[side].name!r}, which is fielded as it "
+                                 f"is (copies 1), got {copies[side]}")
     if copies is not None and all(int(k) == 1 for k in copies.values()) and not rs.fields_copies:
         copies = None  # one unit a side, said explicitly: fine for any ruleset
     if copies is not None or in_force is not None:
@@ -272,8 +308,11 @@ def build_matchup(
         if copies is not None:
             counts = check_copies(copies)
         else:
-            counts = {side: copies_for(u, in_force) for side, u in zip(SIDES, units)}
-        units = [rs.copies(u, counts[side]) for side, u in zip(SIDES, units)]
+            counts = {side: 1 if side in lists else copies_for(u, in_force) for side, u in zip(SIDES, units)}
+        units = [u if side in lists else rs.copies(u, counts[side]) for side, u in zip(SIDES, units)]
+    for i, side in enumerate(SIDES):
+        if side in lists:
+            units[i] = field_list(rs, lists[side], ros.units, in_force if copies is None else None)
     matchup = Matchup(units[0], units[1], st, opts, counts, in_force if copies is None else None)
     plan = rs.prepare(matchup)
     check_working_set(rs, plan, BLOCK_TRIALS)  # refuse, before any fight, a block that would not fit
@@ -308,8 +347,9 @@ def fight(
     ----------
     ruleset : str or Ruleset
         Ruleset id, e.g. ``"mecha"``.
-    attacker, defender : str or unit profile
-        Unit names (in ``roster`` or the ruleset's default roster) or profiles.
+    attacker, defender : str, unit profile, ArmyList or mapping
+        Unit or army-list names (in ``roster`` or the ruleset's default roster), profiles, or
+        lists (``{unit name: count}``; ``warband`` and ``duel`` only, see :func:`build_matchup`).
     trials : int
         Number of fights.
     seed : int, numpy.random.SeedSequence or None
@@ -397,8 +437,8 @@ def fight(
         "states": matchup.states,
         "options": matchup.options,
         "overrides": {k: dict(v) for k, v in (overrides or {}).items()},
-        "attacker_profile": rs.unit_rows(matchup.attacker),
-        "defender_profile": rs.unit_rows(matchup.defender),
+        "attacker_profile": rs.side_rows(matchup.attacker),
+        "defender_profile": rs.side_rows(matchup.defender),
         "budget": matchup.budget,
         "copies": dict(matchup.copies),
         "fielded": {side: unit_points(matchup.unit(side)) for side in SIDES},

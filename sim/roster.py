@@ -5,6 +5,9 @@ TOML::
     ruleset = "mecha"
     description = "..."          # optional
     budget = 500                 # optional: equal-points budget (rulesets that field copies)
+    [[list]]                     # optional: army lists (rulesets with mixed sides, see sim.lists)
+    name = "..."
+    units = { "AFS" = 2 }
     [options]                    # optional: ruleset switches
     second_m_destroys = false
     [[unit]]
@@ -54,6 +57,8 @@ class Roster:
     budget : float or None
         The roster's equal-points budget (top-level ``budget = N``): the default
         ``budget`` of every fight and analysis on this roster (see :mod:`sim.budget`).
+    lists : dict of str to ArmyList
+        The roster's army lists (``[[list]]`` tables, :mod:`sim.lists`), by name, in file order.
     """
 
     ruleset: str
@@ -62,6 +67,7 @@ class Roster:
     source: str = "<memory>"
     description: str = ""
     budget: float | None = None
+    lists: dict[str, Any] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> Any:
         return self.unit(name)
@@ -84,22 +90,47 @@ class Roster:
             raise InputError(f"{self.source}: no unit {name!r} (units: {', '.join(self.units)})")
         return self.units[name]
 
+    def army_list(self, name: str) -> Any:
+        """The army list called ``name``; a one-line error listing the lists otherwise."""
+        if not isinstance(name, str):
+            raise InputError(f"{self.source}: a list name must be a string, got {type(name).__name__}")
+        if name not in self.lists:
+            known = ", ".join(self.lists) or "none"
+            raise InputError(f"{self.source}: no list {name!r} (lists: {known})")
+        return self.lists[name]
+
+    def side(self, name: str) -> Any:
+        """The unit or, failing that, the army list called ``name`` (one line naming both otherwise)."""
+        if isinstance(name, str) and name not in self.units and name in self.lists:
+            return self.lists[name]
+        if isinstance(name, str) and name not in self.units and self.lists:
+            raise InputError(f"{self.source}: no unit or list {name!r} (units: {', '.join(self.units)}; "
+                             f"lists: {', '.join(self.lists)})")
+        return self.unit(name)
+
+    def with_lists(self, lists: dict[str, Any]) -> "Roster":
+        """A copy holding ``lists`` (checked by the caller, e.g. :func:`sim.lists.parse_list_tables`)."""
+        return Roster(self.ruleset, self.units, self.options, self.source, self.description, self.budget, dict(lists))
+
     def subset(self, names: list[str]) -> "Roster":
-        """The roster restricted to ``names``, in that order."""
+        """The roster restricted to ``names``, in that order (keeping the lists whose units all remain)."""
+        kept = {n: lst for n, lst in self.lists.items() if all(u in names for u, _ in lst.units)}
         return Roster(self.ruleset, {n: self.unit(n) for n in names}, self.options, self.source, self.description,
-                      self.budget)
+                      self.budget, kept)
 
     def with_unit(self, unit: Any) -> "Roster":
         """A copy with ``unit`` added (or replacing the unit of the same name); a name that looks like another
         unit's is refused (:func:`check_lookalikes`)."""
         check_lookalikes([n for n in self.units if n != unit.name] + [unit.name], Where(self.source))
+        if unit.name in self.lists:
+            raise Where(self.source).at(unit.name).error("name", unit.name, "a name that is not also a list's")
         units = dict(self.units)
         units[unit.name] = unit
-        return Roster(self.ruleset, units, self.options, self.source, self.description, self.budget)
+        return Roster(self.ruleset, units, self.options, self.source, self.description, self.budget, self.lists)
 
     def with_budget(self, budget: float | None) -> "Roster":
         """A copy with another default budget (None: one unit a side)."""
-        return Roster(self.ruleset, self.units, self.options, self.source, self.description, budget)
+        return Roster(self.ruleset, self.units, self.options, self.source, self.description, budget, self.lists)
 
 
 def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roster:
@@ -146,7 +177,7 @@ def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
     if "ruleset" not in data:
         raise where.error("ruleset", None, 'the ruleset id, e.g. ruleset = "mecha" (the key is required)')
     rs = _ruleset_of(data.get("ruleset"), ruleset, where)
-    allowed = {"ruleset", "unit", "options", "description", "title", "budget"} | set(rs.roster_tables)
+    allowed = {"ruleset", "unit", "options", "description", "title", "budget", "list"} | set(rs.roster_tables)
     for key in data:
         if key not in allowed:
             raise where.error(key, data[key], f"a top-level key of a {rs.id} roster ({', '.join(sorted(allowed))})")
@@ -181,7 +212,14 @@ def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
         budget = parse_budget(data["budget"], f"{source}: field 'budget'")
         if not isinstance(budget, float):
             raise where.error("budget", data["budget"], "a positive number of points")
-    return _finish(rs, units, options, where, description=description).with_budget(budget)
+    roster = _finish(rs, units, options, where, description=description).with_budget(budget)
+    if "list" in data:
+        from .lists import parse_list_tables
+
+        lists = parse_list_tables(rs, data["list"], roster.units, where)
+        check_lookalikes(list(roster.units) + list(lists), where)
+        roster = roster.with_lists(lists)
+    return roster
 
 
 def _roster_from_csv(text: str, where: Where, ruleset: str | Ruleset | None) -> Roster:

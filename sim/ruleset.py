@@ -15,6 +15,10 @@ provides three pieces of behaviour:
     ``dice.d6()`` (or ``dice.d(sides)`` for other dice). Returns a
     :class:`~sim.outcomes.TrialOutcome`.
 
+Optionally, army lists (see :mod:`sim.lists`): ``fields_lists = True`` and, in
+``prepare``/``simulate``/``resolve_one``, a side that is a :class:`sim.lists.MixedSide`
+(built by :meth:`Ruleset.mixed_side`, which keeps a list of one profile as plain copies).
+
 Optionally, exact answers (see :mod:`sim.exact`): ``exact_work(plan, rounds,
 max_rounds)`` estimates the work of the matchup's exact chain (``None``: none),
 and ``exact(plan, rounds, max_rounds)`` returns its :class:`ExactOutcome`. A
@@ -311,6 +315,55 @@ class Ruleset:
         if k == 1:
             return unit
         raise MatchupError(f"{self.id}: {self.copies_refusal}, so equal-points copies (--budget) are not available")
+
+    # ------------------------------------------------------------- lists
+    #: Whether a side may be an army list of several unit types (:mod:`sim.lists`), fought under the
+    #: ruleset's own group rules. Needs ``fields_copies`` and a ``count`` field.
+    fields_lists: ClassVar[bool] = False
+    #: Why not, in a few words, when ``fields_lists`` is False.
+    lists_refusal: ClassVar[str] = "fights one unit against one unit in its melee rules"
+
+    def fighting_profile(self, unit: Any) -> Any:
+        """What makes two units fight alike: the unit without its name, points and count."""
+        changes = {k: v for k, v in (("name", ""), ("points", None), ("count", 1))
+                   if k in {f.name for f in dataclasses.fields(unit)}}
+        return dataclasses.replace(unit, **changes)
+
+    def mixed_side(self, name: str, groups: list[Any], points: float | None) -> Any:
+        """The side an army list fields: ``groups`` are its units' copies in listed order.
+
+        Groups that all fight alike (:meth:`fighting_profile`) are one group of their total
+        count under the list's name: exactly the copies of that unit, so a list of k copies of
+        one unit fights, seed for seed, as today's k copies. Otherwise a
+        :class:`~sim.lists.MixedSide`, which only a ruleset with ``fields_lists`` accepts.
+
+        Raises
+        ------
+        MatchupError
+            The ruleset has no mixed sides (a list of one profile is refused too: the rules
+            take no lists), or the side holds more models than the ruleset fields.
+        """
+        from .lists import MixedSide, side_limit
+
+        if not self.fields_lists:
+            raise MatchupError(f"{self.id}: {self.lists_refusal}, so army lists are not available")
+        limit = side_limit(self)
+        total = sum(int(g.count) for g in groups)
+        if limit is not None and total > limit:
+            raise MatchupError(f"{self.id}: list {name!r} fields {total} models, more than the {limit} a side can "
+                               "field")
+        first = self.fighting_profile(groups[0])
+        if all(self.fighting_profile(g) == first for g in groups[1:]):
+            return dataclasses.replace(groups[0], name=name, count=total, points=points)
+        return MixedSide(name, tuple(groups), points)
+
+    def side_rows(self, side: Any) -> list[dict[str, Any]]:
+        """Rows that describe a fielded side: :meth:`unit_rows`, or one per group of a list."""
+        from .lists import MixedSide
+
+        if isinstance(side, MixedSide):
+            return [row for g in side.groups for row in self.unit_rows(g)]
+        return self.unit_rows(side)
 
     # ----------------------------------------------------------- behaviour
     def prepare(self, matchup: Matchup) -> Any:

@@ -20,6 +20,7 @@ import sim
 from sim.errors import MeleelabError
 
 from .basic_commands import bench_cmd, fight_cmd, rulesets_cmd, units_cmd
+from .list_commands import lists_cmd, meta_cmd
 from .options import Failure
 from .rebalance_command import rebalance_cmd
 from .report_commands import balance_cmd, diff_cmd, report_cmd
@@ -64,7 +65,7 @@ def cli() -> None:
 
 
 for _command in (rulesets_cmd, units_cmd, fight_cmd, bench_cmd, matrix_cmd, sweep_cmd, compare_cmd, balance_cmd,
-                 report_cmd, diff_cmd, rebalance_cmd):
+                 report_cmd, diff_cmd, rebalance_cmd, lists_cmd, meta_cmd):
     cli.add_command(_command)
 
 

@@ -47,15 +47,23 @@ def rulesets_cmd(as_json: bool) -> None:
 @roster_option
 @click.option("--json", "as_json", is_flag=True)
 def units_cmd(ruleset: str, roster: str | None, as_json: bool) -> None:
-    """Show the units of a roster and their fields."""
+    """Show the units of a roster and their fields (and its army lists, if it has any)."""
     rs = sim.get_ruleset(ruleset)
     ros = roster_arg(rs.id, roster)
     rows = [row for u in ros.units.values() for row in rs.unit_rows(u)]
+    from sim.lists import list_models, list_points
+
+    lists = [{"list": n, "points": list_points(lst, ros.units), "models": list_models(lst, ros.units),
+              "units": lst.units_text()} for n, lst in ros.lists.items()]
     if as_json:
-        click.echo(to_json({"ruleset": rs.id, "source": ros.source, "units": rows}))
+        click.echo(to_json({"ruleset": rs.id, "source": ros.source, "units": rows,
+                            **({"lists": lists} if lists else {})}))
         return
     click.echo(f"{rs.id} roster: {ros.source}" + (f" ({ros.description})" if ros.description else ""))
     click.echo(rows_text(rows, list(rows[0]) if rows else []))
+    if lists:
+        click.echo(f"\narmy lists ({len(lists)}; `meleelab lists {rs.id}` fights them against each other):")
+        click.echo(rows_text(lists, ["list", "points", "models", "units"]))
 
 
 @click.command("fight")

@@ -142,10 +142,13 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 @click.option("--rebalance", "with_rebalance", is_flag=True,
               help="Also propose the whole balanced points table at these settings and prove it with a fresh run "
                    "(the 'Balanced table' section and DIR/rebalance/; 1.7-2.5x the report's time).")
+@click.option("--lists", "with_lists", is_flag=True,
+              help="Also fight the roster's army lists and search the meta at its budget (warband, duel; "
+                   "minutes): DIR/lists/ and DIR/meta/ (as `meleelab lists` and `meleelab meta` write them).")
 @report_run_options
 @_fresh_option
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tuple[str, ...], baseline: str | None,
-               with_rebalance: bool,
+               with_rebalance: bool, with_lists: bool,
                roster: str | None, units: str | None,
                unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
                rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int,
@@ -179,7 +182,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
                                    half_width=half_width, max_trials=max_trials, rounds=rounds,
                                    max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
                                    method=method, workers=workers, executor=executor, fresh=fresh, baseline=baseline,
-                                   progress=update, rebalance=with_rebalance)
+                                   progress=update, rebalance=with_rebalance, lists=with_lists)
         finally:
             close()
         click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
@@ -197,6 +200,8 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
         from ..runs.rebalance import rebalance_budget
 
         rebalance_budget(rs, ros, budget)
+    if with_lists and not rs.fields_lists:
+        raise Failure(f"{rs.id}: {rs.lists_refusal}, so army lists are not available (--lists)")
     check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)], "report")
     update, close = count_bar(quiet, f"{rs.id} report", "cells")
@@ -210,7 +215,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
                                overrides=overrides, options=options, workers=workers, progress=update,
                                from_text=True, budget=budget, executor=executor,
                                store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline,
-                               rebalance=with_rebalance)
+                               rebalance=with_rebalance, lists=with_lists)
         paths = folder.replace(rep.write_files)
     finally:
         folder.close()

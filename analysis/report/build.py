@@ -96,6 +96,10 @@ class Report:
         ``rebalance/`` folder).
     rebalance_note : str
         Why a requested rebalance has no table (points alone cannot balance the roster).
+    lists, meta : optional
+        With ``lists=True`` (warband, duel): the roster's army lists against each other with the units' values
+        (:class:`analysis.report.lists_files.ListsReport`, the ``lists/`` folder) and the meta at the roster's
+        budget (:class:`analysis.runs.meta.MetaResult`, the ``meta/`` folder).
     """
 
     ruleset: Ruleset
@@ -113,6 +117,8 @@ class Report:
     baseline_note: str = ""
     rebalance: Any = None
     rebalance_note: str = ""
+    lists: Any = None
+    meta: Any = None
     _png: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     # ---------------------------------------------------------------- content
@@ -208,6 +214,10 @@ class Report:
             from .rebalance_page import files_of
 
             names += [f"rebalance/{n}" for n in files_of(self.rebalance)]
+        from .lists_files import LIST_FILES, META_FILES
+
+        names += [f"lists/{n}" for n in LIST_FILES] if self.lists is not None else []
+        names += [f"meta/{n}" for n in META_FILES] if self.meta is not None else []
         return names
 
     # ---------------------------------------------------------------- figures
@@ -252,6 +262,11 @@ class Report:
             from .rebalance_page import write_rebalance
 
             paths += write_rebalance(self.rebalance, out / "rebalance")
+        if self.lists is not None or self.meta is not None:
+            from .lists_files import write_lists, write_meta
+
+            paths += write_lists(self.lists, out / "lists") if self.lists is not None else []
+            paths += write_meta(self.meta, out / "meta") if self.meta is not None else []
         paths.append(atomic_write_text(out / "metadata.json", to_json(self.metadata()) + "\n"))
         paths.append(atomic_write_text(out / "summary.md", self.markdown()))
         paths.append(atomic_write_text(out / "report.html", self.html()))
@@ -324,6 +339,7 @@ def build_report(
     fielding: str | None = None,
     method: str = "auto",
     rebalance: bool = False,
+    lists: bool = False,
 ) -> Report:
     """Run the matchup matrix of a roster and every balance metric.
 
@@ -374,6 +390,10 @@ def build_report(
         the report's time): the "Balanced table" section shows it and the
         folder gains ``rebalance/``. A ruleset that cannot field copies, or a roster
         without a budget, is refused before any fight.
+    lists : bool
+        Also fight the roster's army lists (``warband``, ``duel``) and search the meta at the
+        roster's budget (:func:`analysis.report.lists_files.with_lists`; minutes): the folder gains
+        ``lists/`` and ``meta/``. A ruleset without mixed sides is refused before any fight.
 
     Returns
     -------
@@ -397,6 +417,10 @@ def build_report(
         from ..runs.rebalance import rebalance_budget
 
         rebalance_budget(rs, ros, budget)
+    if lists and not rs.fields_lists:
+        from sim.errors import InputError
+
+        raise InputError(f"{rs.id}: {rs.lists_refusal}, so army lists are not available (--lists)")
     run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
                executor=executor, store=store, rules_defaults=rules_defaults, method=method)
@@ -428,6 +452,10 @@ def build_report(
         from .balanced import with_rebalance
 
         rep = with_rebalance(rep, units, {**run, "robustness": True})
+    if lists:
+        from .lists_files import with_lists
+
+        rep = with_lists(rep, run, budget)
     if old is not None:
         rep = dataclasses.replace(rep, baseline=compare_with_baseline(rep, old))
     return dataclasses.replace(rep, elapsed=time.perf_counter() - start)

@@ -10,7 +10,10 @@ lists, for every number the two runs share:
 * **rankings** (``rankings.csv``): each unit's one score, side-averaged win rate
   and Bradley-Terry strength (its rank is shown alongside);
 * **fair prices** (``fair_points.csv``): each unit's fair price alone (its
-  current points are shown alongside).
+  current points are shown alongside);
+* in two ``meleelab lists`` folders, the cells and rankings of the army lists (a
+  list's name in place of a unit's) and **unit values** (``unit_value.csv``): each
+  unit's value in each list (its error read from its 95% interval, as a fair price's).
 
 The error of a difference
 -------------------------
@@ -55,6 +58,7 @@ from sim.files import read_input_text
 from sim.limits import MAX_MATRIX_BYTES
 
 from ..stats.checks import check_path
+from .diff_columns import COLUMNS, KEYS, QUANTITIES
 from .outdir import replacing_writer
 from .render import figure_png, plain_text_plots
 from .safe_csv import restore_cell
@@ -67,40 +71,12 @@ DEFAULT_Z = 3.0
 #: Standard errors in a 95% interval's full width (2 x 1.96).
 _WIDTH_PER_SE = 2 * 1.959963984540054
 
-#: Per file, each role and the column names that may hold it (the first present is used).
-COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
-    "matrix_long.csv": {
-        "attacker": ("attacker",), "defender": ("defender",), "trials": ("trials",), "method": ("method",),
-        "p_attacker": ("p_attacker",), "p_attacker_se": ("p_attacker_se",),
-        "p_defender": ("p_defender",), "p_defender_se": ("p_defender_se",),
-    },
-    "rankings.csv": {
-        "unit": ("unit",), "rank": ("rank",),
-        "win_rate": ("win_rate",), "win_rate_se": ("win_rate_se",), "score": ("score",), "score_se": ("score_se",),
-        "strength": ("strength",), "strength_se": ("strength_se",),
-    },
-    "fair_points.csv": {
-        "unit": ("unit",), "points": ("points",),
-        "fair_price": ("fair_price", "fair_points"), "fair_lo": ("fair_lo",), "fair_hi": ("fair_hi",),
-    },
-}
-
-#: What is compared: (kind, file, quantity, how its standard error is found, human label).
-QUANTITIES: tuple[tuple[str, str, str, str, str], ...] = (
-    ("cell", "matrix_long.csv", "p_attacker", "p_attacker_se", "P(attacker wins)"),
-    ("cell", "matrix_long.csv", "p_defender", "p_defender_se", "P(defender wins)"),
-    ("ranking", "rankings.csv", "score", "score_se", "score"),
-    ("ranking", "rankings.csv", "win_rate", "win_rate_se", "win rate"),
-    ("ranking", "rankings.csv", "strength", "strength_se", "strength (logit)"),
-    ("fair price", "fair_points.csv", "fair_price", "interval", "fair price (points)"),
-)
-
 #: Columns of :attr:`RunDiff.table` (and of ``diff.csv``).
 TABLE_COLUMNS = ["ruleset", "kind", "item", "quantity", "old", "new", "diff", "diff_se", "z", "status",
                  "trials_old", "trials_new", "context_old", "context_new"]
 STATUSES = ("edited", "flipped", "changed", "within noise", "identical", "only in old", "only in new", "not fought")
 #: The order a designer reads a diff in: what they changed, then the verdicts that flipped, then the numbers.
-KIND_ORDER = ("roster", "verdict", "fair price", "cell", "ranking")
+KIND_ORDER = ("roster", "verdict", "fair price", "cell", "ranking", "unit value")
 #: Statuses that are a change whatever their z (an edit to the roster, a verdict that flipped).
 ALWAYS_SHOWN = ("edited", "flipped")
 
@@ -168,7 +144,7 @@ def _read(folder: Path, name: str, required: bool) -> pd.DataFrame | None:
         if required:
             raise InputError(f"{folder}: not a report folder (no {name})")
         return None
-    keys = ("attacker", "defender") if name == "matrix_long.csv" else ("unit",)
+    keys = KEYS.get(name, ("unit",))
     if name == "matrix_long.csv":
         # validated cell by cell, as balance --from-matrix does: a hand-edited p = 1.5 is an error, not a change
         from .matrix_file import read_matrix_long
@@ -182,8 +158,9 @@ def _read(folder: Path, name: str, required: bool) -> pd.DataFrame | None:
         except (OSError, ValueError) as e:
             raise InputError(f"{path}: cannot read ({_one_line(e)})") from None
         raw.columns = [restore_cell(c) for c in raw.columns]
+        names = {c for role in keys for c in COLUMNS[name].get(role, (role,))}   # the key columns, as named in the file
         for col in raw.columns:
-            raw[col] = raw[col].map(restore_cell) if col in keys else \
+            raw[col] = raw[col].map(restore_cell) if col in names else \
                 pd.to_numeric(raw[col].str.strip().replace("", np.nan), errors="coerce")
     out = pd.DataFrame(index=raw.index)
     for role, names in COLUMNS[name].items():
@@ -330,11 +307,12 @@ def _compare_run(ruleset: str, old: Path, new: Path, z: float) -> pd.DataFrame:
     from .diff_edits import edits, flips
 
     rows: list[dict[str, Any]] = edits(ruleset, old, new) + flips(ruleset, old, new)
-    for name, required in (("matrix_long.csv", True), ("rankings.csv", False), ("fair_points.csv", False)):
+    for name, required in (("matrix_long.csv", True), ("rankings.csv", False), ("fair_points.csv", False),
+                           ("unit_value.csv", False)):
         a, b = _read(old, name, required), _read(new, name, required)
         if a is None or b is None:
             continue
-        keys = ["attacker", "defender"] if name == "matrix_long.csv" else ["unit"]
+        keys = list(KEYS.get(name, ("unit",)))
         merged = a.merge(b, on=keys, how="outer", suffixes=("_old", "_new"), indicator=True)
         for kind, file, quantity, se_how, _ in QUANTITIES:
             if file != name or (quantity not in a and quantity not in b):
@@ -361,7 +339,7 @@ def _se(r: pd.Series, quantity: str, se_how: str, side: str) -> float:
 
 def _row(ruleset: str, kind: str, keys: Sequence[str], r: pd.Series, quantity: str, se_how: str, z: float,
          name: str) -> dict[str, Any]:
-    item = " vs ".join(str(r[k]) for k in keys)
+    item = (" in " if name == "unit_value.csv" else " vs ").join(str(r[k]) for k in keys)
     old, new = _num(r, f"{quantity}_old"), _num(r, f"{quantity}_new")
     context = "trials" if name == "matrix_long.csv" else "rank" if name == "rankings.csv" else "points"
     row: dict[str, Any] = {"ruleset": ruleset, "kind": kind, "item": item, "quantity": quantity, "old": old,

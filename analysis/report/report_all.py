@@ -46,6 +46,7 @@ def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log
     check_output_dir(out_dir)  # before computing any report
     baseline = kwargs.pop("baseline", None)
     rebalance = check_flag(kwargs.pop("rebalance", False), "rebalance")
+    lists = check_flag(kwargs.pop("lists", False), "lists")
     baseline_runs: dict[str, Path] = {}
     if baseline is not None:
         from .diff import find_runs
@@ -68,6 +69,8 @@ def write_all(out_dir: str | Path, *, rulesets: Sequence[str] | None = None, log
             try:
                 if rebalance:  # the rulesets that field copies (the others have no balanced table)
                     kwargs["rebalance"] = bool(sim.get_ruleset(rid).fields_copies) if rid in known else False
+                if lists:  # the rulesets with mixed sides (the others fight one unit a side)
+                    kwargs["lists"] = bool(sim.get_ruleset(rid).fields_lists) if rid in known else False
                 if baseline is None:
                     rep = build_report(rid, store=store, **kwargs)
                 elif rid in baseline_runs:

@@ -626,9 +626,14 @@ def test_bench_group_matchups_say_their_sizes():
     """Issue 14: ``meleelab bench`` lists 3 v 3 and 10 v 10 of the bench pair as extra entries named by size."""
     att, dfn, _, _ = WB.bench_matchup()
     extra = WB.bench_extra_matchups()
-    assert [(a.name, a.count, d.name, d.count) for a, d, *_ in extra] == [(att, 3, dfn, 3), (att, 10, dfn, 10)]
+    groups, lists = extra[:2], extra[2:]
+    assert [(a.name, a.count, d.name, d.count) for a, d, *_ in groups] == [(att, 3, dfn, 3), (att, 10, dfn, 10)]
     assert all(states == {} and rounds == "end" for _, _, states, rounds, _ in extra)
     assert ["3 v 3" in extra[0][4], "10 v 10" in extra[1][4]] == [True, True]
+    # issue 40: 6 v 6 of the same two profiles as copies and as mixed army lists
+    (ca, cd, *_), (la, ld, *_) = lists
+    assert (ca.name, ca.count, cd.name, cd.count) == (att, 6, dfn, 6)
+    assert la == {att: 3, dfn: 3} and ld == {dfn: 3, att: 3} and "6 v 6" in lists[1][4]
 
 
 # ------------------------------------------------------------- one-attack outcome tables

@@ -36,8 +36,9 @@ for small groups), ``tables`` and ``fast`` (the group kernel: every
 combat of a phase drawn whole from exact per-combat tables; up to 20 models a side),
 ``compiled`` and ``_loop`` (the same fights, model by model, from the same
 tables in a loop compiled by Numba: it plays them when Numba imports;
-:meth:`Duel.with_engine` picks the vectorised one) and ``kernel`` (the general
-kernel, for ``spread`` assignment with ganging).
+:meth:`Duel.with_engine` picks the vectorised one), ``kernel`` (the general
+kernel, for ``spread`` assignment with ganging), and ``mixed`` with ``_mixed_loop`` (army lists: sides of
+several profiles, every model its own; a loop compiled by Numba, or vectorised).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ import numpy as np
 
 from ...dice import DiceStream
 from ...errors import MatchupError, Where
+from ...lists import MixedSide
 from ...outcomes import Outcomes, TrialOutcome
 from ...ruleset import END, ExactOutcome, Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField
@@ -60,6 +62,7 @@ from .compiled import available, simulate_loop
 from .fast import simulate_fast
 from .groups import build_group_chain
 from .kernel import simulate_general
+from .mixed import PAIRINGS, MixedDuelPlan, build_mixed_plan, simulate_mixed, simulate_mixed_loop
 from .plan import DuelPlan, SideSpec, check_pass_probability
 from .reference import resolve_fight
 from .tables import build_tables
@@ -98,6 +101,9 @@ class Duel(Ruleset):
               choices=("fewest_wounds", "spread"), default="fewest_wounds"),
         Field("toughness_die", "choice", 'the Toughness check: "d6" (pass on <= T - S, a 6 fails) or "2d6" '
               '(pass on a total <= T - S, a double six fails)', choices=("d6", "2d6"), default="d6"),
+        Field("pairing", "choice", 'how an army list\'s models pair off each phase: "listed" (default: in the order '
+              "the list names its units, the pairing player's choice written down) or \"random\" (a random order "
+              "each phase, for each side with more than one profile)", choices=PAIRINGS, default="listed"),
     )
     extras = (
         Extra("misted_attacker", "mean", "attacker models slain by instant death (misted, no corpse)"),
@@ -127,6 +133,7 @@ class Duel(Ruleset):
 
     # ------------------------------------------------------------ copies
     fields_copies = True
+    fields_lists = True
 
     def copies(self, unit: DuelUnit, k: int) -> DuelUnit:
         """``k`` copies fight as one side: ``count`` and ``points`` multiplied (up to the count limit)."""
@@ -153,17 +160,24 @@ class Duel(Ruleset):
         initiative = 1 if (flags[1] is True or flags[0] is False) else 0
         dual = matchup.options["dual_wield"]
         die = matchup.options["toughness_die"]
-        sides = []
-        for side in ("attacker", "defender"):
-            u: DuelUnit = matchup.unit(side)
+
+        def spec(u: DuelUnit, side: str, count: int) -> SideSpec:
             pair = u.identical_pair
-            sides.append(SideSpec(
-                count=u.count, wounds=u.wounds, toughness=u.toughness, ws=u.ws,
+            return SideSpec(
+                count=count, wounds=u.wounds, toughness=u.toughness, ws=u.ws,
                 hit_strength=u.hit_strength, hit_damage=u.hit_damage,
                 extra_die=int(pair and dual in ("extra_die", "both")),
                 extra_hit=int(pair and dual in ("extra_hit", "both")),
                 prone=bool(matchup.state(side, "prone")), space=matchup.state(side, "space"),
-            ))
+            )
+
+        if any(isinstance(matchup.unit(side), MixedSide) for side in ("attacker", "defender")):
+            # army lists: every model with its own profile (:mod:`.mixed`)
+            specs = tuple([spec(g, side, 1) for g in _groups(matchup.unit(side)) for _ in range(g.count)]
+                          for side in ("attacker", "defender"))
+            return build_mixed_plan(matchup, specs, initiative, matchup.options["hit_assignment"], die,
+                                    str(matchup.options.get("pairing", "listed")))
+        sides = [spec(matchup.unit(side), side, matchup.unit(side).count) for side in ("attacker", "defender")]
         instant, p_fail, target = [], [], []
         for i in (0, 1):
             t_eff = sides[1 - i].toughness - sides[i].hit_strength
@@ -187,7 +201,11 @@ class Duel(Ruleset):
     def simulate(self, plan: DuelPlan, n: int, rng: np.random.Generator, rounds: Rounds, max_rounds: int) -> Outcomes:
         """``n`` fights: the exact Markov chain when it was built (small matchups), else the group kernel
         (whole combats from exact tables: compiled, or vectorised, see :meth:`with_engine`), else
-        (``spread`` with ganging) the general one."""
+        (``spread`` with ganging) the general one; army lists: the mixed kernel (:mod:`.mixed`)."""
+        if isinstance(plan, MixedDuelPlan):
+            if plan.engine == "auto" and available():
+                return simulate_mixed_loop(plan, n, rng, rounds, max_rounds)
+            return simulate_mixed(plan, n, rng, rounds, max_rounds)
         if plan.chain is not None:
             return simulate_chain(plan, n, rng, rounds, max_rounds)
         if plan.tables is not None:
@@ -206,9 +224,15 @@ class Duel(Ruleset):
     # ----------------------------------------------------------------- exact
     def exact_work(self, plan: DuelPlan, rounds: Rounds, max_rounds: int) -> int | None:
         """Matchups the kernel plays as a chain (one a side, small groups) are exact (:mod:`.exact`)."""
+        if isinstance(plan, MixedDuelPlan):
+            return None
         return exact_chain.exact_work(plan, rounds, max_rounds)
 
     def exact(self, plan: DuelPlan, rounds: Rounds, max_rounds: int) -> ExactOutcome:
+        if isinstance(plan, MixedDuelPlan):
+            a, d = plan.matchup.attacker, plan.matchup.defender
+            raise MatchupError(f"duel {a.name} v {d.name}: army lists of several profiles have no exact chain; "
+                               'use Monte Carlo (method="mc")')
         return exact_chain.exact(plan, rounds, max_rounds)
 
     # ------------------------------------------------------------- reference
@@ -238,6 +262,11 @@ def group_matchup(n: int) -> tuple:
     ros = default_roster("duel")
     att, dfn = (dataclasses.replace(ros.unit(name), name=f"{name} x{n}", count=n) for name in ("Duellist", "Reaver"))
     return att, dfn, {}, END, f"{n} v {n}: {att.name} vs {dfn.name}, rounds=end"
+
+
+def _groups(side: Any) -> tuple:
+    """The profiles of a side: its groups for an army list, else the unit itself."""
+    return side.groups if isinstance(side, MixedSide) else (side,)
 
 
 RULESET = Duel()

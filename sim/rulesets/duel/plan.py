@@ -17,7 +17,7 @@ from ...outcomes import ATTACKER, DEFENDER, DRAW, Outcomes
 from ...ruleset import END, Matchup, Rounds
 
 __all__ = ["SideSpec", "DuelPlan", "check_pass_probability", "make_outcomes", "winner_code", "SURVIVED",
-           "ELIMINATED", "EXTRA_NAMES"]
+           "ELIMINATED", "EXTRA_NAMES", "line_up"]
 
 SURVIVED, ELIMINATED = 0, 1
 EXTRA_NAMES = ("misted_attacker", "misted_defender", "models_lost_attacker", "models_lost_defender")
@@ -113,6 +113,19 @@ class DuelPlan:
     def start_wounds(self) -> tuple[int, int]:
         return tuple(s.count * s.wounds for s in self.sides)  # type: ignore[return-value]
 
+    @property
+    def counts(self) -> tuple[int, int]:
+        return self.sides[0].count, self.sides[1].count
+
+
+def line_up(plan: Any, side: int) -> tuple[SideSpec, ...]:
+    """The models of side ``side`` in listed order, each as its profile's :class:`SideSpec`: the side's
+    one profile ``count`` times, or an army list's models (:class:`.mixed.MixedDuelPlan`)."""
+    models = getattr(plan, "models", None)
+    if models is not None:
+        return models[side]
+    return (plan.sides[side],) * plan.sides[side].count
+
 
 def winner_code(lost: NDArray, start: tuple[int, int], alive: NDArray, rounds: Rounds,
                 capped: NDArray) -> NDArray[np.int8]:
@@ -143,8 +156,8 @@ def make_outcomes(plan: DuelPlan, remaining: tuple[NDArray, NDArray], alive: tup
     extras = {
         "misted_attacker": np.asarray(misted[0], np.int64),
         "misted_defender": np.asarray(misted[1], np.int64),
-        "models_lost_attacker": plan.sides[0].count - alive_a,
-        "models_lost_defender": plan.sides[1].count - alive_d,
+        "models_lost_attacker": plan.counts[0] - alive_a,
+        "models_lost_defender": plan.counts[1] - alive_d,
     }
     cat_a = np.where(alive_a == 0, ELIMINATED, SURVIVED).astype(np.int8)
     cat_d = np.where(alive_d == 0, ELIMINATED, SURVIVED).astype(np.int8)

@@ -86,6 +86,7 @@ import numpy as np
 
 from ...dice import DiceStream
 from ...errors import MatchupError, Where
+from ...lists import MixedSide
 from ...outcomes import Outcomes, TrialOutcome
 from ...ruleset import ExactOutcome, Extra, Matchup, Rounds, Ruleset
 from ...schema import Field, StateField, points_field
@@ -93,8 +94,10 @@ from . import exact as exact_chain
 from .compiled import simulate_loop
 from .groups import simulate_groups
 from .kernel import simulate
+from .mixed import MixedPlan, build_mixed_plan, simulate_mixed_loop
+from .mixed_kernel import simulate_mixed
 from .plan import WarbandPlan, build_plan
-from .reference import REENGAGE_RULES, resolve_fight
+from .reference import PAIRINGS, REENGAGE_RULES, resolve_fight
 from .tables import ARMOUR_SAVE, SKILLS, WEAPON_NAMES
 from .units import WarbandUnit, check_equipment, unit_summary
 
@@ -148,6 +151,10 @@ class Warband(Ruleset):
               "(default: charges the least-engaged enemy at the start of its own side's turn, after Recovery, "
               'and strikes first) or "every_round" (before 2026-12: joins it at the start of every round, '
               "no charge bonus)", choices=REENGAGE_RULES, default="own_turn_charge"),
+        Field("pairing", "choice", 'how an army list\'s warriors line up for the charge: "listed" (default: in the '
+              'order the list names its units, the charging player\'s choice written down) or "random" (a random '
+              "line-up in every fight, for each side with more than one profile)", choices=PAIRINGS,
+              default="listed"),
     )
     extras = (
         Extra("out_of_action_attacker", "mean", "attacking warriors out of action at the end"),
@@ -167,6 +174,7 @@ class Warband(Ruleset):
 
     # ------------------------------------------------------------ copies
     fields_copies = True
+    fields_lists = True
 
     def copies(self, unit: WarbandUnit, k: int) -> WarbandUnit:
         """``k`` copies fight as one group: ``count`` and ``points`` multiplied (up to the count limit)."""
@@ -186,22 +194,28 @@ class Warband(Ruleset):
 
     def prepare(self, matchup: Matchup) -> WarbandPlan:
         for side in ("attacker", "defender"):
-            u = matchup.unit(side)
-            if not isinstance(u, WarbandUnit):
-                raise MatchupError(f"warband: {side} is not a warband warrior ({type(u).__name__})")
-            check_equipment(u, Where("matchup", u.name))
+            for u in _groups(matchup.unit(side)):
+                if not isinstance(u, WarbandUnit):
+                    raise MatchupError(f"warband: {side} is not a warband warrior ({type(u).__name__})")
+                check_equipment(u, Where("matchup", u.name))
         charging = bool(matchup.state("attacker", "charging"))
         fist_as_user = matchup.options["fist_strength"] == "user"
         all_alone = bool(matchup.options.get("all_alone", False))
         rout = bool(matchup.options.get("rout", False))
         reengage = str(matchup.options.get("reengage", "own_turn_charge"))
+        pairing = str(matchup.options.get("pairing", "listed"))
         if all_alone or rout:
             for side in ("attacker", "defender"):
-                u = matchup.unit(side)
-                if u.ld is None:
-                    switch = "all_alone" if all_alone else "rout"
-                    raise Where("matchup", u.name).error(
-                        "ld", None, f"a Leadership 2..12 (the {switch} switch is on)")
+                for u in _groups(matchup.unit(side)):
+                    if u.ld is None:
+                        switch = "all_alone" if all_alone else "rout"
+                        raise Where("matchup", u.name).error(
+                            "ld", None, f"a Leadership 2..12 (the {switch} switch is on)")
+        if any(isinstance(matchup.unit(side), MixedSide) for side in ("attacker", "defender")):
+            return WarbandPlan(matchup, matchup.attacker, matchup.defender, charging, fist_as_user,
+                               build_mixed_plan(matchup.attacker, matchup.defender, charging, fist_as_user,
+                                                all_alone=all_alone, rout=rout, reengage=reengage, pairing=pairing),
+                               all_alone, rout, reengage, pairing)
         return WarbandPlan(matchup, matchup.attacker, matchup.defender, charging, fist_as_user,
                            build_plan(matchup.attacker, matchup.defender, charging, fist_as_user,
                                       all_alone=all_alone, rout=rout, reengage=reengage),
@@ -210,6 +224,10 @@ class Warband(Ruleset):
     # ------------------------------------------------------------- behaviour
     def simulate(self, plan: WarbandPlan, n: int, rng: np.random.Generator, rounds: Rounds,
                  max_rounds: int) -> Outcomes:
+        if isinstance(plan.kernel, MixedPlan):
+            if plan.kernel.loop is not None:
+                return simulate_mixed_loop(plan.kernel, n, rng, rounds, max_rounds)
+            return simulate_mixed(plan.kernel, n, rng, rounds, max_rounds)
         if plan.kernel.loop is not None:
             return simulate_loop(plan.kernel.loop, n, rng, rounds, max_rounds)
         if plan.kernel.groups is not None:
@@ -219,6 +237,10 @@ class Warband(Ruleset):
     def with_engine(self, plan: WarbandPlan, engine: str) -> WarbandPlan:
         """``plan`` played by ``engine``: ``"auto"`` (the compiled kernel where it can, as prepared)
         or ``"numpy"`` (the vectorised kernels only, which the tests hold to the same answers)."""
+        if isinstance(plan.kernel, MixedPlan):
+            return replace(plan, kernel=build_mixed_plan(plan.attacker, plan.defender, plan.charging,
+                                                         plan.fist_as_user, all_alone=plan.all_alone, rout=plan.rout,
+                                                         reengage=plan.reengage, pairing=plan.pairing, engine=engine))
         return replace(plan, kernel=build_plan(plan.attacker, plan.defender, plan.charging, plan.fist_as_user,
                                                all_alone=plan.all_alone, rout=plan.rout, reengage=plan.reengage,
                                                engine=engine))
@@ -236,24 +258,44 @@ class Warband(Ruleset):
         (measured 1.6 KB for 10 against 10 warriors of 10 attacks)."""
         from ...limits import table_bytes
 
-        attacks = sum(u.count * (u.a + 2) for u in (plan.matchup.attacker, plan.matchup.defender))
+        attacks = sum(u.count * (u.a + 2) for side in (plan.matchup.attacker, plan.matchup.defender)
+                      for u in _groups(side))
+        if isinstance(plan.kernel, MixedPlan):
+            # the loop's concatenated tables, and a few KiB of blows per pair of profiles (walking them all
+            # would cost more than a cell of a few thousand fights)
+            tables = plan.kernel.loop.nbytes if plan.kernel.loop is not None else 0
+            tables += 16384 * len(plan.kernel.profiles[0]) * len(plan.kernel.profiles[1])
+            # the vectorised kernel: state per fight and warrior, and the order keys
+            return tables + int(n) * (512 + 16 * attacks + 64 * sum(plan.kernel.counts))
         return table_bytes(plan) + int(n) * (512 + 16 * attacks)
 
     def resolve_one(self, plan: WarbandPlan, dice: DiceStream, rounds: Rounds, max_rounds: int) -> TrialOutcome:
         return resolve_fight(plan.attacker, plan.defender, plan.charging, plan.fist_as_user, dice, rounds, max_rounds,
-                             all_alone=plan.all_alone, rout=plan.rout, reengage=plan.reengage)
+                             all_alone=plan.all_alone, rout=plan.rout, reengage=plan.reengage,
+                             pairing_rule=plan.pairing)
 
     def bench_matchup(self):
         return "Mercenary Warrior", "Youngblood", {}, "end"
 
     def bench_extra_matchups(self):
-        """Issue 14's group goals: plain warriors, fights to the end, 3 v 3 and 10 v 10 (labelled with the sizes)."""
+        """Issue 14's group goals: plain warriors, fights to the end, 3 v 3 and 10 v 10 (labelled with the sizes);
+        issue 40's: 6 v 6 of the same two profiles as copies and as army lists that mix them (the goal: the
+        mixed fight costs at most 1.5 times the copies fight)."""
         from ...roster import default_roster
 
         roster = default_roster(self.id)
         a, d = roster["Mercenary Warrior"], roster["Youngblood"]
-        return tuple((replace(a, count=n), replace(d, count=n), {}, "end",
-                      f"{a.name} v {d.name}, {n} v {n}, rounds=end") for n in (3, 10))
+        groups = tuple((replace(a, count=n), replace(d, count=n), {}, "end",
+                        f"{a.name} v {d.name}, {n} v {n}, rounds=end") for n in (3, 10))
+        mixed = ({a.name: 3, d.name: 3}, {d.name: 3, a.name: 3}, {}, "end",
+                 f"army lists 3 {a.name} + 3 {d.name} v 3 {d.name} + 3 {a.name}, 6 v 6, rounds=end")
+        return groups + ((replace(a, count=6), replace(d, count=6), {}, "end",
+                          f"{a.name} v {d.name}, 6 v 6 copies, rounds=end"), mixed)
+
+
+def _groups(side: Any) -> tuple:
+    """The warrior profiles of a side: its groups for an army list, else the unit itself."""
+    return side.groups if isinstance(side, MixedSide) else (side,)
 
 
 RULESET = Warband()

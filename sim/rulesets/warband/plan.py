@@ -152,7 +152,8 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
 
 @dataclass(frozen=True)
 class WarbandPlan:
-    """A prepared matchup: the validated units and the kernel's tables."""
+    """A prepared matchup: the validated units (or army lists, :class:`sim.lists.MixedSide`) and the kernel's
+    tables (a :class:`KernelPlan`, or a :class:`.mixed.MixedPlan` when a side is an army list)."""
 
     matchup: Matchup
     attacker: WarbandUnit
@@ -163,3 +164,5 @@ class WarbandPlan:
     all_alone: bool = False
     rout: bool = False
     reengage: str = "own_turn_charge"
+    #: The ``pairing`` option: how an army list's warriors line up (:mod:`.mixed`).
+    pairing: str = "listed"

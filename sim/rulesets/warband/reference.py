@@ -47,6 +47,7 @@ when off no die is read for them):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ...dice import DiceStream
 from ...outcomes import ATTACKER, DEFENDER, DRAW, TrialOutcome
@@ -56,9 +57,12 @@ from .tables import (
     attack_columns, canonical_weapons, critical_result, injury_result, save_needed,
     to_hit_needed, to_wound_needed, weapon_strength,
 )
-from .units import WarbandUnit
+from .units import WarbandUnit, line_up
 
-__all__ = ["Warrior", "resolve_fight", "pairing", "side_outcome", "REENGAGE_RULES"]
+__all__ = ["Warrior", "resolve_fight", "pairing", "side_outcome", "REENGAGE_RULES", "PAIRINGS"]
+
+#: Values of the ``pairing`` option (how an army list's warriors line up): the default first.
+PAIRINGS = ("listed", "random")
 
 #: Values of the ``reengage`` option: the default first.
 REENGAGE_RULES = ("own_turn_charge", "every_round")
@@ -179,16 +183,31 @@ def _strike_class(w: Warrior, round_no: int, attacker_charging: bool) -> int:
     return 1
 
 
+def _line(side: Any, name: str, dice: DiceStream, shuffle: bool) -> list[Warrior]:
+    """The side's warriors, indexed in line-up order: an army list's groups in listed order, or (``shuffle``,
+    a side of several profiles under ``pairing = "random"``) in a random order: a Fisher-Yates shuffle, the
+    position swapped with the last of ``x + 1`` read from ``dice.d(x + 1)``, x from the last position down."""
+    units = list(line_up(side))
+    if shuffle and len(set(units)) > 1:
+        for x in range(len(units) - 1, 0, -1):
+            j = dice.d(x + 1) - 1
+            units[x], units[j] = units[j], units[x]
+    return [Warrior(name, i, u, u.w) for i, u in enumerate(units)]
+
+
 class _Fight:
-    def __init__(self, att_unit: WarbandUnit, def_unit: WarbandUnit, charging: bool, fist_as_user: bool,
-                 dice: DiceStream, all_alone: bool = False, reengage: str = "own_turn_charge") -> None:
+    def __init__(self, att_unit: Any, def_unit: Any, charging: bool, fist_as_user: bool,
+                 dice: DiceStream, all_alone: bool = False, reengage: str = "own_turn_charge",
+                 pairing_rule: str = "listed") -> None:
         if reengage not in REENGAGE_RULES:
             raise ValueError(f"reengage must be one of {REENGAGE_RULES}, got {reengage!r}")
+        if pairing_rule not in PAIRINGS:
+            raise ValueError(f"pairing must be one of {PAIRINGS}, got {pairing_rule!r}")
         self.all_alone = all_alone
         self.reengage = reengage
-        self.att = [Warrior("attacker", i, att_unit, att_unit.w) for i in range(att_unit.count)]
-        self.dfn = [Warrior("defender", j, def_unit, def_unit.w) for j in range(def_unit.count)]
-        self.contacts = pairing(att_unit.count, def_unit.count)
+        self.att = _line(att_unit, "attacker", dice, pairing_rule == "random")
+        self.dfn = _line(def_unit, "defender", dice, pairing_rule == "random")
+        self.contacts = pairing(len(self.att), len(self.dfn))
         self.charging = charging
         self.fist_as_user = fist_as_user
         self.dice = dice
@@ -383,16 +402,20 @@ def rout_test(side: list[Warrior], dice: DiceStream) -> bool:
     return dice.d6() + dice.d6() > max(w.unit.ld for w in side)
 
 
-def resolve_fight(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool, dice: DiceStream,
+def resolve_fight(att: Any, dfn: Any, charging: bool, fist_as_user: bool, dice: DiceStream,
                   rounds: Rounds, max_rounds: int, *, all_alone: bool = False, rout: bool = False,
-                  reengage: str = "own_turn_charge") -> TrialOutcome:
+                  reengage: str = "own_turn_charge", pairing_rule: str = "listed") -> TrialOutcome:
     """One fight from the attacker's charge turn until the end or ``rounds`` rounds.
+
+    ``att`` and ``dfn`` are warrior profiles (``count`` warriors each) or army lists
+    (:class:`sim.lists.MixedSide`: each warrior keeps its own profile, lined up in listed order, or
+    shuffled at the start with ``pairing_rule = "random"``; see ``_line``).
 
     With ``rout``, a side that fails its rout test at the start of one of its turns (round 2 on)
     loses at once: the fight ends in that round, the other side wins, and both sides keep their
     current state (categories, damage, warriors out of action).
     """
-    f = _Fight(att, dfn, charging, fist_as_user, dice, all_alone, reengage)
+    f = _Fight(att, dfn, charging, fist_as_user, dice, all_alone, reengage, pairing_rule)
     limit = max_rounds if rounds == END else int(rounds)
     fought = 0
     done = False
@@ -409,8 +432,8 @@ def resolve_fight(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_us
         done = all(w.status == OUT_OF_ACTION for w in f.att) or all(w.status == OUT_OF_ACTION for w in f.dfn)
     ooa_a = sum(w.status == OUT_OF_ACTION for w in f.att)
     ooa_d = sum(w.status == OUT_OF_ACTION for w in f.dfn)
-    dmg_a = sum(att.w - w.wounds for w in f.att)
-    dmg_d = sum(dfn.w - w.wounds for w in f.dfn)
+    dmg_a = sum(w.unit.w - w.wounds for w in f.att)
+    dmg_d = sum(w.unit.w - w.wounds for w in f.dfn)
     capped = rounds == END and not done
     if capped:
         winner = DRAW

@@ -8,7 +8,7 @@ from typing import Any
 from ...errors import Where
 from .tables import WEAPONS, canonical_weapons
 
-__all__ = ["WarbandUnit", "check_equipment", "unit_summary"]
+__all__ = ["WarbandUnit", "check_equipment", "unit_summary", "line_up"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +62,10 @@ def unit_summary(unit: WarbandUnit) -> dict[str, Any]:
     out["weapons"] = "+".join(unit.weapons)
     out["skills"] = ",".join(unit.skills)
     return out
+
+
+def line_up(side: Any) -> tuple[WarbandUnit, ...]:
+    """A side's warriors in line-up order: one profile's ``count`` warriors, or an army list's groups
+    (:class:`sim.lists.MixedSide`) one after the other in listed order."""
+    groups = getattr(side, "groups", None) or (side,)
+    return tuple(g for g in groups for _ in range(g.count))
