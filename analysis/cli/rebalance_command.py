@@ -7,7 +7,7 @@ import click
 import sim
 
 from ..report.io import check_output_dir
-from .options import Failure, count_bar, method_option, precision_options, roster_arg, roster_option
+from .options import Failure, OutFolder, count_bar, method_option, precision_options, roster_arg, roster_option
 from .scale import echo_written as _echo_written
 from .scale import executor_for as _executor
 from .scale import fresh_option as _fresh_option
@@ -39,7 +39,7 @@ __all__ = ["rebalance_cmd"]
 @click.option("--workers", type=WORKERS, default=1, show_default=True,
               help="Local processes (same result for any value; at most the cores).")
 @_scheduler_option
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("--out", type=OutFolder(), default=None,
               help="Directory for rebalanced.toml, changes.csv, verification.csv, report.html and summary.md "
                    "(replaced as a whole when the run ends).")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
@@ -74,10 +74,11 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
     given = parse_budget(budget, "--budget") if budget is not None else None
     # every check that needs no fight, before the output folder is touched
     check_rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to), tolerance=tolerance / 100,
-                    seed=seed)
-    if out:
+                    seed=seed, half_width=half_width, max_trials=max_trials, states=states, overrides=overrides,
+                    options=options, workers=workers, from_text=True, rules_defaults=rules_defaults, method=method)
+    if out is not None:
         check_output_dir(out)
-    folder = _out_folder(out, [("--roster", roster)])
+    folder = _out_folder(out, [("--roster", roster)], "rebalance")
     update, close = count_bar(True, "rebalance", "cells")
     try:
         with _executor(scheduler, workers) as executor:

@@ -228,12 +228,30 @@ def _split(weights: pd.Series, classes: Mapping[str, list[str]]) -> pd.Series:
     return pd.Series({m: float(weights.get(r, math.nan)) / len(ms) for r, ms in classes.items() for m in ms})
 
 
-def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Sequence[str] = (), round_to: Any = 1,
-                    tolerance: Any = DEFAULT_TOLERANCE, seed: Any = DEFAULT_SEED) -> tuple[float, tuple[str, ...]]:
-    """Every check of a rebalance that needs no fight (one clear line each): the budget in force and the locks."""
+def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Any = (), round_to: Any = 1,
+                    tolerance: Any = DEFAULT_TOLERANCE, seed: Any = DEFAULT_SEED, max_iterations: Any = 8,
+                    progress: Any = None, half_width: Any = DEFAULT_HALF_WIDTH, max_trials: Any = DEFAULT_MAX_TRIALS,
+                    rounds: Any = None, max_rounds: Any = None, states: Any = None, overrides: Any = None,
+                    options: Any = None, workers: Any = 1, from_text: Any = False, executor: Any = None,
+                    store: Any = None, rules_defaults: Any = False, method: Any = "auto"
+                    ) -> tuple[float, tuple[str, ...]]:
+    """Every check of a rebalance that needs no fight (one clear line each, naming the argument): the budget in
+    force and the locks.
+
+    Takes every argument of :func:`rebalance` but the ruleset and roster (already resolved), so a call
+    with a wrong one fails here, before the first matrix (:mod:`analysis.runs.rebalance_checks`); and
+    refuses a ``round_to`` that no fieldable price of a unit is a multiple of.
+    """
+    from ..stats.checks import check_seed
+    from .rebalance_checks import check_round_to, check_run_arguments_of_rebalance
+
     in_force = rebalance_budget(rs, ros, budget)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"seed: got {seed!r}, expected a non-negative integer")
+    check_seed(seed)
+    check_run_arguments_of_rebalance(rs, lock=lock, max_iterations=max_iterations, progress=progress,
+                                     half_width=half_width, max_trials=max_trials, rounds=rounds,
+                                     max_rounds=max_rounds, states=states, overrides=overrides, options=options,
+                                     workers=workers, from_text=from_text, executor=executor, store=store,
+                                     rules_defaults=rules_defaults, method=method)
     locked = _check(ros, rs, list(lock), round_to, tolerance)
     if len(ros.names) < 2:
         raise InputError(f"{ros.source}: fewer than two units can be balanced (the roster has {len(ros.names)})")
@@ -241,6 +259,7 @@ def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Seque
         why = unfieldable(rs, ros.unit(u), in_force)
         if why is not None:
             raise InputError(f"budget {in_force:g}: {u} {why}")
+    check_round_to(rs, ros, in_force, float(round_to), locked)
     return in_force, locked
 
 
@@ -317,7 +336,11 @@ def rebalance(
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
     in_force, locked = check_rebalance(rs, ros, budget=budget, lock=lock, round_to=round_to, tolerance=tolerance,
-                                       seed=seed)
+                                       seed=seed, max_iterations=max_iterations, progress=progress,
+                                       half_width=half_width, max_trials=max_trials, rounds=rounds,
+                                       max_rounds=max_rounds, states=states, overrides=overrides, options=options,
+                                       workers=workers, from_text=from_text, executor=executor, store=store,
+                                       rules_defaults=rules_defaults, method=method)
     log = progress or (lambda line: None)
     run = dict(half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
                overrides=overrides, options=options, workers=workers, from_text=from_text, executor=executor,
