@@ -192,10 +192,6 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
     rs = sim.get_ruleset(ruleset)
     ros = roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
-    if with_rebalance:  # before the output folder: a ruleset without copies or a budget has no balanced table
-        from ..runs.rebalance import rebalance_budget
-
-        rebalance_budget(rs, ros, budget)
     check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)], "report")
     update, close = count_bar(quiet, f"{rs.id} report", "cells")
@@ -214,6 +210,10 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
     finally:
         folder.close()
         close()
+    if with_rebalance and rep.rebalance is None and rep.rebalance_note:  # the report says so too
+        from .types import NOTES
+
+        NOTES.append(f"--rebalance: no balanced table: {rep.rebalance_note}")
     click.echo(f"{rs.id}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
                f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files ({os.path.join(out, 'report.html')})")
     _note_shortfall(_written_shortfall(out, ["."]), half_width, max_trials)

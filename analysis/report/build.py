@@ -190,6 +190,7 @@ class Report:
                                   "matplotlib": matplotlib.__version__}),
             "files": self.file_names(),
             "resumed_cells": int(getattr(self.matrix, "resumed_cells", 0)),
+            **({"rebalance_note": self.rebalance_note} if self.rebalance_note else {}),
             **self._shortfall(),
         }
 
@@ -370,7 +371,8 @@ def build_report(
         with a fresh run (:func:`analysis.runs.rebalance.rebalance`; 1.7 to 2.5 times
         the report's time): the "Balanced table" section shows it and the
         folder gains ``rebalance/``. A ruleset that cannot field copies, or a roster
-        without a budget, is refused before any fight.
+        without a budget, cannot be rebalanced: the report is built without the
+        table and says why (``rebalance_note``, in the report and ``metadata.json``).
 
     Returns
     -------
@@ -390,10 +392,16 @@ def build_report(
     ros = resolve_roster(rs, roster)
     chosen = parse_features(feature, list(ros.names))
     old = baseline_folder(baseline, rs.id) if baseline is not None else None
+    refused = ""  # why this roster cannot be rebalanced at all (no copies, no budget): said in the report
     if rebalance:  # copies and a budget, before any fight (the rest is the section's to explain)
+        from sim.errors import InputError
+
         from ..runs.rebalance import rebalance_budget
 
-        rebalance_budget(rs, ros, budget)
+        try:
+            rebalance_budget(rs, ros, budget)
+        except InputError as e:
+            refused = str(e)
     run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
                executor=executor, store=store, rules_defaults=rules_defaults, method=method)
@@ -421,7 +429,9 @@ def build_report(
                             matrix.settings.get("states") or {}, overrides, options, from_text)
               for a in dict.fromkeys(p[0] for p in featured)}
     rep = Report(rs, ros, matrix, balance, settings, featured, curves, 0.0, one_for_one, why)
-    if rebalance:
+    if rebalance and refused:
+        rep = dataclasses.replace(rep, rebalance_note=refused, settings={**settings, "rebalance": True})
+    elif rebalance:
         from .balanced import with_rebalance
 
         rep = with_rebalance(rep, units, run)

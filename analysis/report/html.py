@@ -21,7 +21,8 @@ import pandas as pd
 
 from ..stats.estimates import order_key
 from . import tables as rt
-from .balanced import SECTION_COLUMNS, balanced_lines, balanced_table, balanced_table_text
+from .balanced import SECTION_COLUMNS, balanced_lines, balanced_table
+from .refusals import balanced_section_text
 from .cell_stats import exact_sentence
 from .findings import Code, Link, findings, row_id
 
@@ -207,7 +208,7 @@ def report_context(rep: Any) -> dict[str, Any]:
         "verdicts": rt.table_view(getattr(b, "verdicts", pd.DataFrame()), rt.VERDICTS,
                                   row_ids=lambda i: row_id("verdict", i)),
         # `command` spans of the text as code (even pieces of the split are prose, odd ones commands)
-        "balanced_text": _parts([Code(t) if i % 2 else t for i, t in enumerate(balanced_table_text(rep).split("`"))
+        "balanced_text": _parts([Code(t) if i % 2 else t for i, t in enumerate(balanced_section_text(rep).split("`"))
                                  if t]),
         "balanced_lines": balanced_lines(rep),
         "balanced_table": None if balanced_table(rep) is None else rt.table_view(balanced_table(rep),

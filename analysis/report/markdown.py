@@ -14,7 +14,8 @@ import pandas as pd
 
 from ..stats.estimates import order_key
 from . import tables as rt
-from .balanced import SECTION_COLUMNS, balanced_lines, balanced_table, balanced_table_text
+from .balanced import SECTION_COLUMNS, balanced_lines, balanced_table
+from .refusals import balanced_section_text
 from .cell_stats import exact_sentence
 from .findings import findings
 from .findings import markdown as findings_markdown
@@ -74,8 +75,8 @@ def summary(rep: Any) -> str:
                   "equilibrium.", "", rt.markdown_table(verdicts, rt.VERDICTS), ""]
     lines += ["## Fair prices", "", rt.markdown_table(rt.with_ranges(b.fair_points), rt.FAIR_POINTS), "", "Points efficiency:", "",
               rt.markdown_table(b.efficiency, rt.EFFICIENCY), "", md_text(b.model_text()), ""]
-    if balanced_table_text(rep):
-        lines += ["## Balanced table", "", md_text(balanced_table_text(rep)), ""]
+    if balanced_section_text(rep):
+        lines += ["## Balanced table", "", md_text(balanced_section_text(rep)), ""]
         if balanced_table(rep) is not None:
             lines += [f"- {md_text(line)}" for line in balanced_lines(rep)]
             lines += ["", rt.markdown_table(balanced_table(rep), SECTION_COLUMNS), "",
