@@ -8,6 +8,7 @@ import sim
 
 from ..report.io import check_output_dir
 from .options import Failure, OutFolder, count_bar, method_option, precision_options, roster_arg, roster_option
+from .scale import announce_long_runs as _announce_long_runs
 from .scale import echo_written as _echo_written
 from .scale import executor_for as _executor
 from .scale import fresh_option as _fresh_option
@@ -79,6 +80,7 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
     if out is not None:
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)], "rebalance")
+    click.get_current_context().with_resource(_announce_long_runs())  # estimates, and the store's notes
     update, close = count_bar(True, "rebalance", "cells")
     try:
         with _executor(scheduler, workers) as executor:

@@ -147,8 +147,13 @@ def note_store(store: Any) -> None:
     if store.signer.problem:
         NOTES.append(f"{store.signer.problem}: cells stored now cannot be reused by a later run")
     if store.reused:
-        NOTES.append(f"{len(store.reused):,} cells came from the results store {store.path} (--fresh recomputes "
-                     "them)")
+        from ..runs.cost import human_seconds
+
+        saved = float(getattr(store, "saved_seconds", 0.0) or 0.0)
+        when = f"{saved:.2g} s" if saved < 10 else human_seconds(saved)
+        took = f", saving about {when} of computing" if saved > 0 else ""
+        NOTES.append(f"{len(store.reused):,} cells came from the results store {store.path}{took} (--fresh "
+                     "recomputes them)")
     if store.ignored:
         NOTES.append(f"{len(store.ignored):,} cells in the results store {store.path} were ignored and computed "
                      "again: not signed with this user's key (from another user or machine, or edited) or "

@@ -93,42 +93,103 @@ class CellBank:
     from_store: int = 0
     fought: int = 0
     reused: int = 0
+    #: Mirror matches built to size a batch (:func:`_check_table_estimate`), used again when they are fought.
+    _mirrors: dict[WholeCell, tuple[Any, Any]] = field(default_factory=dict, repr=False)
+    #: Cells taken from the store (:meth:`take_stored`) that no :meth:`fight` has asked for yet.
+    _unasked: set[WholeCell] = field(default_factory=set, repr=False)
 
     def unit(self, label: str) -> Any:
         return self.units[label] if label in self.units else self.context.roster.unit(label)
 
+    def known(self, cell: WholeCell) -> bool:
+        """Answered, or refused, already."""
+        return cell in self.tallies or cell in self.exact or cell in self.refused
+
+    def take_stored(self, cells: Iterable[WholeCell]) -> int:
+        """Take every cell not known yet that the results store holds, before any plan is built; return how many.
+
+        A stored cell needs neither its plan nor a fight (:meth:`RunContext.stored`):
+        a rerun after a kill, or a rebalance after its report, builds only the plans
+        of the cells still missing.
+        """
+        ctx = self.context
+        if ctx.store is None or ctx.method == "exact":
+            return 0
+        taken = 0
+        for c in dict.fromkeys(cells):
+            if self.known(c) or c in self.matchups:
+                continue
+            try:
+                matchup = ctx.matchup(_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
+                                      {"attacker": c.attacker_copies, "defender": c.defender_copies})
+            except MatchupError:
+                continue  # refused again, with its reason, when it is fought
+            stream = whole_stream(c.attacker, c.attacker_copies, c.defender, c.defender_copies, self.stream_names)
+            hit = ctx.stored(c, matchup, stream)
+            if hit is None:
+                continue
+            self.matchups[c] = matchup
+            self.tallies[c] = hit.tally
+            self.from_store += 1
+            self.fought += 1
+            self._unasked.add(c)
+            taken += 1
+        return taken
+
     def fight(self, cells: Iterable[WholeCell], progress: Any = None) -> int:
-        """Fight every cell not fought yet (one batch); return how many were new."""
+        """Fight every cell not fought yet (one batch); return how many were new (stored ones included)."""
+        from .progress import BuildTimer, phase
+
         ctx = self.context
         rs = ctx.rs
         guard = PlanBudget("matrix")
         jobs = []
-        for c in dict.fromkeys(cells):
-            if c in self.tallies or c in self.exact or c in self.refused:
+        wanted = list(dict.fromkeys(cells))
+        self.take_stored(wanted)
+        todo, stored = [], 0
+        for c in wanted:
+            if c in self._unasked:  # taken from the store for this request: new to the bank, not a second use
+                self._unasked.discard(c)
+                stored += 1
+            elif self.known(c):
                 self.reused += 1
-                continue
-            try:
-                matchup, plan = ctx.build(_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
-                                          {"attacker": c.attacker_copies, "defender": c.defender_copies})
-                guard.add(rs, plan)
-            except MatchupError as e:
-                self.refused[c] = str(e)
-                continue
-            self.matchups[c] = matchup
-            stream = whole_stream(c.attacker, c.attacker_copies, c.defender, c.defender_copies, self.stream_names)
-            jobs.append(ctx.job(c, plan, stream, _label(c), identity=matchup))
-        if not jobs:
-            return 0
-        done = run_jobs(rs, ctx.root, jobs, rounds=ctx.rounds, max_rounds=ctx.max_rounds, workers=ctx.workers,
-                        progress=progress, executor=ctx.executor, store=ctx.store)
-        for c, res in done.items():
-            if res.exact is not None:
-                self.exact[c] = res.exact
             else:
-                self.tallies[c] = res.tally
-            self.from_store += int(res.from_store)
-        self.fought += len(done)
-        return len(done)
+                todo.append(c)
+        timer = BuildTimer(rs.id, len(todo), stored)
+        with phase("building matchups", len(todo), "matchups") as building:
+            for c in todo:
+                try:
+                    matchup, plan = timer.timed(lambda: self._build(c))
+                    guard.add(rs, plan)
+                except MatchupError as e:
+                    self.refused[c] = str(e)
+                    continue
+                finally:
+                    building.advance()
+                self.matchups[c] = matchup
+                stream = whole_stream(c.attacker, c.attacker_copies, c.defender, c.defender_copies,
+                                      self.stream_names)
+                jobs.append(ctx.job(c, plan, stream, _label(c), identity=matchup, built_in=timer.last))
+        if jobs:
+            done = run_jobs(rs, ctx.root, jobs, rounds=ctx.rounds, max_rounds=ctx.max_rounds, workers=ctx.workers,
+                            progress=progress, executor=ctx.executor, store=ctx.store)
+            for c, res in done.items():
+                if res.exact is not None:
+                    self.exact[c] = res.exact
+                else:
+                    self.tallies[c] = res.tally
+                self.from_store += int(res.from_store)
+            self.fought += len(done)
+        return len(jobs)
+
+    def _build(self, c: WholeCell) -> tuple[Any, Any]:
+        """The matchup and plan of a cell (the plan a mirror match sized the roster with, when there is one)."""
+        built = self._mirrors.pop(c, None)
+        if built is not None:
+            return built
+        ctx = self.context
+        return ctx.build(_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
+                         {"attacker": c.attacker_copies, "defender": c.defender_copies})
 
     def row(self, cell: WholeCell) -> dict[str, Any] | None:
         """The long-frame row of a cell answered (Monte Carlo with trials, or exact); None otherwise."""
@@ -195,8 +256,12 @@ def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], p
     """
     mixes = {(a, d): [(ka, kd, wa * wd) for ka, wa in copy_mixture(copies[a]) for kd, wd in copy_mixture(copies[d])]
              for a in names for d in names}
-    whole = [WholeCell(a, ka, d, kd) for (a, d), mix in mixes.items() for ka, kd, _ in mix]
-    _check_table_estimate(bank, names, copies, whole)
+    whole = list(dict.fromkeys(WholeCell(a, ka, d, kd) for (a, d), mix in mixes.items() for ka, kd, _ in mix))
+    bank.take_stored(whole)  # a rerun builds no plan for the cells a killed run finished
+    missing = [c for c in whole if not bank.known(c)]
+    if missing:
+        _check_table_estimate(bank, list(dict.fromkeys(u for c in missing for u in (c.attacker, c.defender))),
+                              copies, missing)
     bank.fight(whole, progress)
     cells, notes = {}, {}
     for (a, d), mix in mixes.items():
@@ -220,16 +285,24 @@ def _check_table_estimate(bank: CellBank, names: list[str], copies: Mapping[str,
                           whole: list[WholeCell]) -> None:
     """Refuse before the other plans are built when each unit's mirror match says the whole-copy cells' tables
     would not fit (a cell ``(a, d)`` counts as the mean of the two mirror matches' tables)."""
+    from .progress import phase
+
     ctx = bank.context
     sizes = {}
-    for a in names:
-        k = max(1, copy_mixture(copies[a])[0][0])
-        try:
-            _, plan = ctx.build(_unpriced(bank.unit(a)), _unpriced(bank.unit(a)), {"attacker": k, "defender": k})
-        except MatchupError:
-            continue
-        sizes[a] = table_bytes(plan)
-        del plan
+    wanted = set(whole)
+    with phase("sizing the matchups (each unit's mirror match)", len(names), "matchups") as sizing:
+        for a in names:
+            k = max(1, copy_mixture(copies[a])[0][0])
+            cell = WholeCell(a, k, a, k)
+            try:
+                built = ctx.build(_unpriced(bank.unit(a)), _unpriced(bank.unit(a)), {"attacker": k, "defender": k})
+            except MatchupError:
+                continue
+            finally:
+                sizing.advance()
+            sizes[a] = table_bytes(built[1])
+            if cell in wanted:
+                bank._mirrors[cell] = built  # fought as it is: built once
     if not sizes:
         return
     mean = sum(sizes.values()) / len(sizes)

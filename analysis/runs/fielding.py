@@ -238,10 +238,51 @@ class RunContext:
 
         method = pick_method(self.rs, plan, self.rounds, self.max_rounds, half_width=self.half_width,
                              max_trials=self.max_trials, method=self.method, label=label)
-        return CellJob(key, plan, stream, self.max_trials, self.half_width, method=method, **kw)
+        return CellJob(key, plan, stream, self.max_trials, self.half_width, method=method, asked=self._asked, **kw)
+
+    @property
+    def _asked(self) -> str:
+        return "auto" if self.method == "auto" else "mc"
 
     def build(self, attacker: Any, defender: Any, copies: Mapping[str, int] | None = None) -> tuple[Any, Any]:
         """``sim.build_matchup`` with this context's settings; ``copies`` overrides the budget's."""
+        matchup = self.matchup(attacker, defender, copies)
+        return matchup, self.plan(matchup)
+
+    def matchup(self, attacker: Any, defender: Any, copies: Mapping[str, int] | None = None) -> Any:
+        """The matchup of :meth:`build`, without its plan (cheap: see :meth:`stored`)."""
+        from sim.api import make_matchup
+
         kw: dict[str, Any] = {"copies": copies} if copies is not None else {"budget": self.budget or "none"}
-        return sim.build_matchup(self.rs, attacker, defender, states=self.states, overrides=self.overrides,
-                                 options=self.options, roster=self.roster, from_text=self.from_text, **kw)
+        return make_matchup(self.rs, attacker, defender, states=self.states, overrides=self.overrides,
+                            options=self.options, roster=self.roster, from_text=self.from_text, **kw)
+
+    def plan(self, matchup: Any) -> Any:
+        """The plan of a matchup from :meth:`matchup` (``sim.build_matchup``'s second half)."""
+        from sim.api import prepare_plan
+
+        return prepare_plan(self.rs, matchup)
+
+    def stored(self, key: Any, matchup: Any, stream: tuple[int, ...], **kw: Any) -> Any:
+        """The result of a cell in the results store, found before its plan is built; None when absent.
+
+        A rerun of a killed run, or a rebalance after its report, then builds no plan
+        for the cells it finished (a plan can cost more than the fights of a cell). The
+        key holds the method asked for, so only a cell that this method samples is
+        found (``"exact"`` asks for none: exact cells are never stored); the row is
+        checked against its job as :func:`~analysis.runs.jobs.run_jobs` checks it.
+        """
+        from .jobs import CellJob, JobResult, stored_result_fits
+
+        if self.store is None or self.method == "exact":
+            return None
+        job = CellJob(key, None, stream, self.max_trials, self.half_width, identity=matchup, asked=self._asked, **kw)
+        rs = self.rs
+        k = self.store.key(rs, self.root, self.rounds, self.max_rounds, job)
+        hit = self.store.get(k) if k else None
+        if hit is None:
+            return None
+        if not stored_result_fits(job, rs, *hit):
+            self.store.reject(k)
+            return None
+        return JobResult(key, hit[0], hit[1], from_store=True)

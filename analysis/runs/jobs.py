@@ -68,6 +68,11 @@ class CellJob:
         How the job is answered (:func:`pick_method` chooses): ``"exact"`` jobs are
         propagated in this process (:func:`sim.exact.exact_outcome`), never sampled,
         stopped, stored, costed or sent to workers.
+    asked : {"mc", "auto"}
+        The method asked for when :func:`pick_method` chose ``method`` from the job's own plan
+        (:meth:`analysis.runs.fielding.RunContext.job`); ``"mc"`` otherwise. It is in the
+        results store's key instead of the plan: a cell stored under ``"auto"`` is one that
+        ``"auto"`` samples, so the store can hand it out before its plan is built.
     """
 
     key: Any
@@ -79,6 +84,10 @@ class CellJob:
     batch_trials: int = BLOCK_TRIALS
     identity: Any = None
     method: str = "mc"
+    asked: str = "mc"
+    #: Seconds its plan took to build (not in the store's key: recorded with its result, so a rerun that
+    #: takes the result from the store can say roughly what it saved).
+    built_in: float = 0.0
 
 
 @dataclass
@@ -92,6 +101,8 @@ class JobResult:
     from_store: bool = False
     #: The exact outcome distribution of an exact job (then ``tally`` is None).
     exact: Any = None
+    #: CPU seconds its fights took (summed over workers).
+    seconds: float = 0.0
 
     @property
     def method(self) -> str:
@@ -181,6 +192,9 @@ def _new_tally(rs: Ruleset) -> Tally:
 
 
 def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Rounds, max_rounds: int) -> JobResult:
+    import time
+
+    start = time.process_time()
     total = _new_tally(rs)
     blocks: list[Tally] | None = [] if job.keep_blocks else None
     steps = job_steps(job)
@@ -192,7 +206,7 @@ def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Ro
             blocks.append(step)
         if _stops(job, total):
             break
-    return JobResult(job.key, total, blocks)
+    return JobResult(job.key, total, blocks, seconds=time.process_time() - start)
 
 
 def _stops(job: CellJob, total: Tally) -> bool:
@@ -374,11 +388,11 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
         progress(len(out), len(jobs))
     index = {id(job): i for i, job in enumerate(jobs)}
 
-    def finished(job: CellJob, tally: Tally, blocks: list[Tally] | None) -> None:
-        out[job.key] = JobResult(job.key, tally, blocks)
+    def finished(job: CellJob, tally: Tally, blocks: list[Tally] | None, seconds: float = 0.0) -> None:
+        out[job.key] = JobResult(job.key, tally, blocks, seconds=seconds)
         k = keys.get(index[id(job)])
         if k:
-            store.put(k, tally, blocks, label=repr(job.key))
+            store.put(k, tally, blocks, label=repr(job.key), seconds=job.built_in + seconds)
         if progress:
             progress(len(out), len(jobs))
 
@@ -389,7 +403,7 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     if executor is None and workers == 1:
         for job in todo:
             res = _run_one(ruleset, root, job, rounds, max_rounds)
-            finished(job, res.tally, res.blocks)
+            finished(job, res.tally, res.blocks, res.seconds)
     elif todo:
         from .runner import local_workers, run_cells
 
@@ -397,7 +411,7 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
         try:
             run_cells(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
                       executor=executor if executor is not None else pool, stop=_stops,
-                      on_done=lambda i, tally, blocks: finished(todo[i], tally, blocks))
+                      on_done=lambda i, tally, blocks, seconds: finished(todo[i], tally, blocks, seconds))
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
