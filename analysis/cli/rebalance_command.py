@@ -74,21 +74,27 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
     states, overrides, options = sim.parse_settings(rs, settings)
     given = parse_budget(budget, "--budget") if budget is not None else None
     # every check that needs no fight, before the output folder is touched
-    check_rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to), tolerance=tolerance / 100,
-                    seed=seed, half_width=half_width, max_trials=max_trials, states=states, overrides=overrides,
-                    options=options, workers=workers, from_text=True, rules_defaults=rules_defaults, method=method)
+    in_force, _ = check_rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to),
+                                  tolerance=tolerance / 100, seed=seed, half_width=half_width, max_trials=max_trials,
+                                  states=states, overrides=overrides, options=options, workers=workers,
+                                  from_text=True, rules_defaults=rules_defaults, method=method)
     if out is not None:
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)], "rebalance")
-    click.get_current_context().with_resource(_announce_long_runs())  # estimates, and the store's notes
+    click.get_current_context().with_resource(_announce_long_runs(quiet))  # estimates, and the store's notes
     update, close = count_bar(True, "rebalance", "cells")
     try:
+        store = folder.open_store(fresh=fresh) if folder else None
+        if not quiet:  # what the run will cost, before it starts
+            _announce_rebalance(rs, ros, in_force, seed=seed, half_width=half_width, max_trials=max_trials,
+                                states=states, overrides=overrides, options=options, rules_defaults=rules_defaults,
+                                method=method, workers=workers if scheduler is None else 1, store=store)
         with _executor(scheduler, workers) as executor:
             result = rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to),
                                tolerance=float(tolerance) / 100, seed=seed, half_width=half_width,
                                max_trials=max_trials, states=states, overrides=overrides, options=options,
-                               workers=workers, from_text=True, executor=executor, rules_defaults=rules_defaults, method=method,
-                               store=folder.open_store(fresh=fresh) if folder else None,
+                               workers=workers, from_text=True, executor=executor, rules_defaults=rules_defaults,
+                               method=method, store=store,
                                progress=None if quiet else lambda line: click.echo(line, err=True))
         paths = folder.replace(lambda d: write_rebalance(result, d)) if folder else []
     except BaseException:
@@ -108,3 +114,15 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
         mark = "" if r.changed else "  (unchanged)"
         click.echo(f"  {r.unit:<{width}}  {r.old_points:>8g} -> {r.new_points:<8g}{mark}")
     _echo_written(paths)
+
+
+def _announce_rebalance(rs: sim.Ruleset, ros: sim.Roster, budget: float, **run: object) -> None:
+    """The estimate of the first matrix and the bound of the search (:func:`analysis.runs.preview.rebalance_preview`),
+    printed when it is over two seconds."""
+    from ..runs.preview import rebalance_preview
+    from .scale import told
+
+    preview = rebalance_preview(rs, ros, budget, from_text=True, **run)  # type: ignore[arg-type]
+    if told(preview, False):
+        click.echo(f"meleelab: estimate: {preview.text()}; Ctrl-C stops it (finished cells are kept with --out)",
+                   err=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +98,10 @@ class CellBank:
     _mirrors: dict[WholeCell, tuple[Any, Any]] = field(default_factory=dict, repr=False)
     #: Cells taken from the store (:meth:`take_stored`) that no :meth:`fight` has asked for yet.
     _unasked: set[WholeCell] = field(default_factory=set, repr=False)
+    #: The mirror matches' build seconds, and how many were built and their seconds in all (the next
+    #: :meth:`fight` estimates its building from them).
+    _mirror_took: dict[WholeCell, float] = field(default_factory=dict, repr=False)
+    _sized: tuple[int, float] = (0, 0.0)
 
     def unit(self, label: str) -> Any:
         return self.units[label] if label in self.units else self.context.roster.unit(label)
@@ -155,11 +160,13 @@ class CellBank:
                 self.reused += 1
             else:
                 todo.append(c)
-        timer = BuildTimer(rs.id, len(todo), stored)
+        sample, self._sized = self._sized, (0, 0.0)
+        timer = BuildTimer(rs.id, len([c for c in todo if c not in self._mirrors]), stored, sample)
         with phase("building matchups", len(todo), "matchups") as building:
             for c in todo:
                 try:
-                    matchup, plan = timer.timed(lambda: self._build(c))
+                    mirror = self._mirrors.pop(c, None)
+                    matchup, plan = mirror if mirror is not None else timer.timed(lambda: self._build(c))
                     guard.add(rs, plan)
                 except MatchupError as e:
                     self.refused[c] = str(e)
@@ -169,7 +176,8 @@ class CellBank:
                 self.matchups[c] = matchup
                 stream = whole_stream(c.attacker, c.attacker_copies, c.defender, c.defender_copies,
                                       self.stream_names)
-                jobs.append(ctx.job(c, plan, stream, _label(c), identity=matchup, built_in=timer.last))
+                took = self._mirror_took.pop(c, 0.0) if mirror is not None else timer.last
+                jobs.append(ctx.job(c, plan, stream, _label(c), identity=matchup, built_in=took))
         if jobs:
             done = run_jobs(rs, ctx.root, jobs, rounds=ctx.rounds, max_rounds=ctx.max_rounds, workers=ctx.workers,
                             progress=progress, executor=ctx.executor, store=ctx.store)
@@ -183,10 +191,7 @@ class CellBank:
         return len(jobs)
 
     def _build(self, c: WholeCell) -> tuple[Any, Any]:
-        """The matchup and plan of a cell (the plan a mirror match sized the roster with, when there is one)."""
-        built = self._mirrors.pop(c, None)
-        if built is not None:
-            return built
+        """The matchup and plan of a cell."""
         ctx = self.context
         return ctx.build(_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
                          {"attacker": c.attacker_copies, "defender": c.defender_copies})
@@ -290,21 +295,61 @@ def _check_table_estimate(bank: CellBank, names: list[str], copies: Mapping[str,
     ctx = bank.context
     sizes = {}
     wanted = set(whole)
+    count, seconds = 0, 0.0
     with phase("sizing the matchups (each unit's mirror match)", len(names), "matchups") as sizing:
         for a in names:
             k = max(1, copy_mixture(copies[a])[0][0])
             cell = WholeCell(a, k, a, k)
+            t0 = time.process_time()
             try:
                 built = ctx.build(_unpriced(bank.unit(a)), _unpriced(bank.unit(a)), {"attacker": k, "defender": k})
             except MatchupError:
                 continue
             finally:
+                took = time.process_time() - t0
+                count, seconds = count + 1, seconds + took
                 sizing.advance()
             sizes[a] = table_bytes(built[1])
             if cell in wanted:
                 bank._mirrors[cell] = built  # fought as it is: built once
+                bank._mirror_took[cell] = took
+    bank._sized = (count, seconds)
     if not sizes:
         return
     mean = sum(sizes.values()) / len(sizes)
     estimate = sum((sizes.get(c.attacker, mean) + sizes.get(c.defender, mean)) / 2 for c in dict.fromkeys(whole))
     PlanBudget("matrix").check_estimate(estimate, len(names) ** 2, "estimated from each unit's mirror match")
+    _time_a_spread(bank, [c for c in whole if c not in bank._mirrors])
+
+
+#: Cells of a batch built ahead, spread over it, to time its building (a unit against itself is cheaper to
+#: build than against others: a group against a single model has more states); and the seconds spent at most.
+SPREAD_CELLS = 16
+SPREAD_SECONDS = 1.0
+
+
+def _time_a_spread(bank: CellBank, cells: list[WholeCell]) -> None:
+    """Build up to :data:`SPREAD_CELLS` of ``cells``, evenly spread, for the estimate of the batch's building
+    (kept, and fought as they are)."""
+    if len(cells) <= SPREAD_CELLS:
+        return  # a small batch: the mirror matches' times will do
+    ctx = bank.context
+    count, seconds = 0, 0.0
+    for c in cells[::max(1, len(cells) // SPREAD_CELLS)][:SPREAD_CELLS]:
+        t0 = time.process_time()
+        try:
+            built = ctx.build(_unpriced(bank.unit(c.attacker)), _unpriced(bank.unit(c.defender)),
+                              {"attacker": c.attacker_copies, "defender": c.defender_copies})
+        except MatchupError:
+            continue  # refused again when it is fought
+        finally:
+            took = time.process_time() - t0
+            count, seconds = count + 1, seconds + took
+        # how it is answered: a method it cannot have (--method exact, no chain) is one line now, before the estimate
+        ctx.job(c, built[1], (), _label(c), identity=built[0])
+        bank._mirrors[c] = built
+        bank._mirror_took[c] = took
+        if seconds > SPREAD_SECONDS:
+            break
+    if count:
+        bank._sized = (count, seconds)

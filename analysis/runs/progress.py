@@ -116,7 +116,7 @@ class BuildEstimate:
 
         stored = f" ({self.stored:,} more cells come from the results store)" if self.stored else ""
         return (f"{self.ruleset}: building {self.builds:,} matchups' plans before their fights{stored}: about "
-                f"{human_seconds(self.cpu_seconds)} at {1000 * self.seconds_each:.2g} ms each (measured on "
+                f"{human_seconds(self.cpu_seconds)} of CPU at {1000 * self.seconds_each:.2g} ms each (measured on "
                 f"{self.measured}); the fights are estimated once they are built")
 
 
@@ -128,12 +128,17 @@ TIMED_SECONDS = 0.5
 class BuildTimer:
     """Times the first plans of a batch and announces the estimate of the rest once (:class:`BuildEstimate`)."""
 
-    def __init__(self, ruleset: str, total: int, stored: int = 0) -> None:
+    def __init__(self, ruleset: str, total: int, stored: int = 0, sample: tuple[int, float] = (0, 0.0)) -> None:
+        """``total`` plans to build; ``sample``: plans of the same kind built just before, and their seconds
+        (the mirror matches that sized the batch), which count towards the estimate and may make it now."""
         self.ruleset, self.total, self.stored = ruleset, total, stored
         self.count = 0
         self.seconds = 0.0
         self.last = 0.0
         self.told = False
+        self.sample = sample
+        if sample[0] and (sample[0] >= TIMED_BUILDS or sample[1] >= TIMED_SECONDS):
+            self.tell()
 
     def timed(self, build: Callable[[], Any]) -> Any:
         """``build()``, timed (:attr:`last`: its seconds)."""
@@ -144,14 +149,16 @@ class BuildTimer:
             self.last = time.process_time() - t0
             self.seconds += self.last
             self.count += 1
-            if not self.told and (self.count >= TIMED_BUILDS or self.seconds >= TIMED_SECONDS):
+            n, secs = self.count + self.sample[0], self.seconds + self.sample[1]
+            if not self.told and (n >= TIMED_BUILDS or secs >= TIMED_SECONDS):
                 self.tell()
 
     def tell(self) -> None:
         self.told = True
         left = self.total - self.count
-        if left > 0 and self.count and _build_listeners:
-            estimate = BuildEstimate(self.ruleset, left, self.count, self.seconds / self.count, self.stored)
+        n, secs = self.count + self.sample[0], self.seconds + self.sample[1]
+        if left > 0 and n and _build_listeners:
+            estimate = BuildEstimate(self.ruleset, left, n, secs / n, self.stored)
             for callback in list(_build_listeners):
                 callback(estimate)
 
