@@ -384,6 +384,10 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
                 todo.append(job)
             else:
                 out[job.key] = JobResult(job.key, hit[0], hit[1], from_store=True)
+    workers = max(1, min(check_workers(workers), sum(job_steps(j).count for j in todo) or 1))
+    if todo:  # the estimate first, then the progress
+        announce_cost(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
+                      slots=executor_slots(executor) if executor is not None else workers)
     if progress:
         progress(len(out), len(jobs))
     index = {id(job): i for i, job in enumerate(jobs)}
@@ -396,10 +400,6 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
         if progress:
             progress(len(out), len(jobs))
 
-    workers = max(1, min(check_workers(workers), sum(job_steps(j).count for j in todo) or 1))
-    if todo:
-        announce_cost(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
-                      slots=executor_slots(executor) if executor is not None else workers)
     if executor is None and workers == 1:
         for job in todo:
             res = _run_one(ruleset, root, job, rounds, max_rounds)
