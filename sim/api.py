@@ -164,7 +164,7 @@ def parse_settings(ruleset: str | Ruleset, items: Iterable[str]) -> Settings:
     (states, overrides, options)
     """
     rs = get_ruleset(ruleset)
-    if isinstance(items, str) or not isinstance(items, Iterable):
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
         raise InputError(f"items: got {type(items).__name__} {_short(items)}, expected a list of "
                          "'SIDE.KEY=VALUE' or 'OPTION=VALUE' strings")
     states: dict[str, dict[str, Any]] = {}

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .budget import parse_budget
-from .errors import InputError, Where
+from .errors import InputError, Where, shown
 from .files import check_depth, parse_toml, read_input_text
 from .limits import MAX_ROSTER_BYTES
 from .ruleset import Ruleset
@@ -86,18 +86,28 @@ class Roster:
 
     def subset(self, names: list[str]) -> "Roster":
         """The roster restricted to ``names``, in that order."""
+        if isinstance(names, (str, bytes)) or not isinstance(names, (list, tuple)) or \
+                not all(isinstance(n, str) for n in names):
+            raise InputError(f"names: got {shown(names)}, expected a list of unit names")
         return Roster(self.ruleset, {n: self.unit(n) for n in names}, self.options, self.source, self.description,
                       self.budget)
 
     def with_unit(self, unit: Any) -> "Roster":
         """A copy with ``unit`` added (or replacing the unit of the same name)."""
+        from .rulesets import get_ruleset
+
+        kind = get_ruleset(self.ruleset).unit_type
+        if not isinstance(unit, kind):
+            raise InputError(f"unit: got {shown(unit)}, expected a {self.ruleset} unit ({kind.__name__})")
         units = dict(self.units)
         units[unit.name] = unit
         return Roster(self.ruleset, units, self.options, self.source, self.description, self.budget)
 
     def with_budget(self, budget: float | None) -> "Roster":
         """A copy with another default budget (None: one unit a side)."""
-        return Roster(self.ruleset, self.units, self.options, self.source, self.description, budget)
+        given = parse_budget(budget, "budget")
+        return Roster(self.ruleset, self.units, self.options, self.source, self.description,
+                      None if given in (None, "none") else float(given))
 
 
 def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roster:
@@ -120,8 +130,8 @@ def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roste
     sim.errors.InputError
         One line naming the file, unit, field, value and what was expected.
     """
-    if not isinstance(path, (str, Path)):
-        raise InputError(f"path: got {type(path).__name__}, expected a file path (str or pathlib.Path)")
+    if not isinstance(path, (str, Path)) or not str(path).strip():
+        raise InputError(f"path: got {shown(path)}, expected a roster file path (str or pathlib.Path)")
     p = Path(path)
     where = Where(str(path))
     # a regular file of bounded size only (no /dev/zero, no FIFO): see sim.files and the limits in sim.limits
@@ -137,6 +147,8 @@ def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roste
 def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
                      ruleset: str | Ruleset | None = None) -> Roster:
     """Build a roster from the mapping a TOML file parses to (see :func:`load_roster`)."""
+    if not isinstance(source, str) or not source.strip():
+        raise InputError(f"source: got {shown(source)}, expected text naming where the roster comes from")
     where = Where(source)
     if not isinstance(data, Mapping):
         raise InputError(f"{source}: got {type(data).__name__}, expected a mapping (the tables of a TOML roster)")

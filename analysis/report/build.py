@@ -223,7 +223,9 @@ class Report:
     # ---------------------------------------------------------------- writing
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write the report folder (every file atomically). Returns the paths written."""
-        out = Path(out_dir)
+        from ..stats.checks import check_path
+
+        out = check_path(out_dir, "out_dir")
         paths = list(write_matrix(self.matrix, out, png=False))
         pngs = self.figures()
         paths.append(atomic_write_bytes(out / "matrix.png", pngs["matrix"]))
@@ -392,8 +394,10 @@ def build_report(
     ros = resolve_roster(rs, roster)
     chosen = parse_features(feature, list(ros.names))
     old = baseline_folder(baseline, rs.id) if baseline is not None else None
+    from ..stats.checks import check_flag
+
     refused = ""  # why this roster cannot be rebalanced at all (no copies, no budget): said in the report
-    if rebalance:  # copies and a budget, before any fight (the rest is the section's to explain)
+    if check_flag(rebalance, "rebalance"):  # copies and a budget, before any fight (the rest is the section's to explain)
         from sim.errors import InputError
 
         from ..runs.rebalance import rebalance_budget

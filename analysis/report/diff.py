@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sim.errors import InputError
+from sim.errors import InputError, shown
 from sim.files import read_input_text
 from sim.limits import MAX_MATRIX_BYTES
 
@@ -282,7 +282,13 @@ def diff_runs(old: str | Path, new: str | Path, *, z: float = DEFAULT_Z) -> RunD
     if isinstance(z, bool) or not (isinstance(z, (int, float)) and math.isfinite(z) and z > 0):
         raise InputError(f"--z: got {z!r}, expected a positive number of standard errors")
     old, new = check_path(old, "old"), check_path(new, "new")
-    runs_old, runs_new = find_runs(old), find_runs(new)
+    runs = {}
+    for name, path in (("old", old), ("new", new)):
+        try:
+            runs[name] = find_runs(path)
+        except OSError as e:  # a name too long for the file system, a folder that cannot be listed
+            raise InputError(f"{name}: {shown(str(path))}: cannot read it ({e.strerror or type(e).__name__})") from None
+    runs_old, runs_new = runs["old"], runs["new"]
     notes: list[str] = []
     if len(runs_old) == 1 and len(runs_new) == 1:
         (r_old, f_old), (r_new, f_new) = next(iter(runs_old.items())), next(iter(runs_new.items()))

@@ -43,7 +43,8 @@ from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
 __all__ = ["profile_key", "twin_key", "fielded_copies", "unfieldable", "copy_mixture", "expected_copies",
-           "check_fielding", "FIELDINGS", "RunContext", "budget_in_force", "check_run_arguments"]
+           "check_fielding", "FIELDINGS", "RunContext", "budget_in_force", "check_run_arguments",
+           "check_fair_settings"]
 
 #: The ways a budget fields copies (``expected`` by default).
 FIELDINGS = ("expected", "whole")
@@ -100,6 +101,21 @@ def check_run_arguments(*, states: Any = None, overrides: Any = None, options: A
     if store is not None and not all(callable(getattr(store, m, None)) for m in ("key", "get", "put")):
         raise InputError(f"store: got {type(store).__name__}, expected a results store "
                          "(analysis.runs.store.ResultsStore) or None")
+
+
+def check_fair_settings(fair: Any, fair_trials: Any, fair_half_width: Any) -> None:
+    """``fair``, ``fair_trials`` and ``fair_half_width`` of a sweep or a compare, checked before any work."""
+    from sim.limits import check_trials
+
+    from ..stats.checks import check_flag
+
+    check_flag(fair, "fair")
+    check_trials(fair_trials, "fair_trials")
+    if fair_half_width is not None and (isinstance(fair_half_width, bool) or
+                                        not isinstance(fair_half_width, (int, float, np.integer, np.floating))
+                                        or not 0 < fair_half_width < 0.5):
+        raise InputError(f"fair_half_width: got {fair_half_width!r:.60}, expected a number between 0 and 0.5 "
+                         "or None")
 
 
 def _canonical(x: Any) -> Any:

@@ -36,7 +36,7 @@ import pandas as pd
 
 import sim
 from sim.api import provenance as _provenance
-from sim.errors import InputError, MatchupError
+from sim.errors import InputError, MatchupError, shown
 from sim.limits import MAX_MATRIX_UNITS, PlanBudget, check_trials
 from sim.results import FightResult
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
@@ -86,6 +86,8 @@ def resolve_roster(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
         if roster.ruleset != rs.id:
             raise InputError(f"{roster.source}: a {roster.ruleset} roster, expected a {rs.id} roster")
         return roster
+    if not isinstance(roster, (str, Path)):
+        raise InputError(f"roster: got {shown(roster)}, expected a Roster, a roster file path or None")
     return sim.load_roster(roster, rs.id)
 
 
@@ -165,8 +167,9 @@ class MatchupMatrix:
 
     def wide(self, value: str = "p_attacker") -> pd.DataFrame:
         """``value`` as attacker rows x defender columns (in unit order)."""
-        if value not in self.long.columns:
-            raise InputError(f"matrix: no column {value!r} (columns: {', '.join(self.long.columns)})")
+        if not isinstance(value, str) or value not in self.long.columns:
+            raise InputError(f"value: got {shown(value)}, expected a column of the matrix "
+                             f"({', '.join(self.long.columns)})")
         w = self.long.pivot(index="attacker", columns="defender", values=value)
         w = w.reindex(index=self.units, columns=self.units)
         w.index.name, w.columns.name = "attacker", "defender"

@@ -75,9 +75,10 @@ _COLUMNS = ("key", "format", "label", "tally", "blocks", "mac", "seconds")
 #: The column sets of the earlier formats (their rows are never used: their format is not this one).
 _OLD_COLUMNS = (_COLUMNS[:5], _COLUMNS[:6])
 
-#: CellJob fields that name a job for its caller and never change its numbers, and its plan (a function of
-#: its ``identity``, the matchup, and of the code, both in the key).
-_NOT_IN_KEY = {"key", "method", "plan", "built_in"}  # only Monte Carlo jobs are stored (exact ones are recomputed: no noise)
+#: CellJob fields that name a job for its caller or time it and never change its numbers, and its plan (a
+#: function of its ``identity``, the matchup, and of the code, both in the key). Only Monte Carlo jobs are
+#: stored (exact ones are recomputed: no noise), so the method chosen is not in the key either.
+_NOT_IN_KEY = {"key", "method", "plan", "built_in"}
 
 
 # ------------------------------------------------------------------ keys
