@@ -29,6 +29,7 @@ from ..stats.copy_curves import score_and_var
 from ..stats.estimates import exact_row, mix_rows, tally_row
 from .fielding import RunContext, copy_mixture
 from .jobs import run_jobs
+from .progress import BuildTimer, phase
 from .streams import whole_stream
 
 __all__ = ["WholeCell", "CellBank", "Cell", "mixed_cells"]
@@ -94,13 +95,14 @@ class CellBank:
     from_store: int = 0
     fought: int = 0
     reused: int = 0
-    #: Mirror matches built to size a batch (:func:`_check_table_estimate`), used again when they are fought.
-    _mirrors: dict[WholeCell, tuple[Any, Any]] = field(default_factory=dict, repr=False)
+    #: Matchups built ahead (the mirror matches that size a batch, the spread that times its building:
+    #: :func:`_check_table_estimate`), used again when they are fought.
+    _prebuilt: dict[WholeCell, tuple[Any, Any]] = field(default_factory=dict, repr=False)
     #: Cells taken from the store (:meth:`take_stored`) that no :meth:`fight` has asked for yet.
     _unasked: set[WholeCell] = field(default_factory=set, repr=False)
-    #: The mirror matches' build seconds, and how many were built and their seconds in all (the next
-    #: :meth:`fight` estimates its building from them).
-    _mirror_took: dict[WholeCell, float] = field(default_factory=dict, repr=False)
+    #: The seconds each matchup built ahead took, and how many of them time the batch and their seconds in all
+    #: (the next :meth:`fight` estimates its building from them).
+    _prebuilt_took: dict[WholeCell, float] = field(default_factory=dict, repr=False)
     _sized: tuple[int, float] = (0, 0.0)
 
     def unit(self, label: str) -> Any:
@@ -142,9 +144,8 @@ class CellBank:
         return taken
 
     def fight(self, cells: Iterable[WholeCell], progress: Any = None) -> int:
-        """Fight every cell not fought yet (one batch); return how many were new (stored ones included)."""
-        from .progress import BuildTimer, phase
-
+        """Fight every cell not fought yet (one batch); return how many were fought or answered now (the cells
+        taken from the store are counted in :attr:`from_store`)."""
         ctx = self.context
         rs = ctx.rs
         guard = PlanBudget("matrix")
@@ -161,12 +162,12 @@ class CellBank:
             else:
                 todo.append(c)
         sample, self._sized = self._sized, (0, 0.0)
-        timer = BuildTimer(rs.id, len([c for c in todo if c not in self._mirrors]), stored, sample)
+        timer = BuildTimer(rs.id, len([c for c in todo if c not in self._prebuilt]), stored, sample)
         with phase("building matchups", len(todo), "matchups") as building:
             for c in todo:
                 try:
-                    mirror = self._mirrors.pop(c, None)
-                    matchup, plan = mirror if mirror is not None else timer.timed(lambda: self._build(c))
+                    ahead = self._prebuilt.pop(c, None)
+                    matchup, plan = ahead if ahead is not None else timer.timed(lambda: self._build(c))
                     guard.add(rs, plan)
                 except MatchupError as e:
                     self.refused[c] = str(e)
@@ -176,7 +177,7 @@ class CellBank:
                 self.matchups[c] = matchup
                 stream = whole_stream(c.attacker, c.attacker_copies, c.defender, c.defender_copies,
                                       self.stream_names)
-                took = self._mirror_took.pop(c, 0.0) if mirror is not None else timer.last
+                took = self._prebuilt_took.pop(c, 0.0) if ahead is not None else timer.last
                 jobs.append(ctx.job(c, plan, stream, _label(c), identity=matchup, built_in=took))
         if jobs:
             done = run_jobs(rs, ctx.root, jobs, rounds=ctx.rounds, max_rounds=ctx.max_rounds, workers=ctx.workers,
@@ -290,8 +291,6 @@ def _check_table_estimate(bank: CellBank, names: list[str], copies: Mapping[str,
                           whole: list[WholeCell]) -> None:
     """Refuse before the other plans are built when each unit's mirror match says the whole-copy cells' tables
     would not fit (a cell ``(a, d)`` counts as the mean of the two mirror matches' tables)."""
-    from .progress import phase
-
     ctx = bank.context
     sizes = {}
     wanted = set(whole)
@@ -311,15 +310,15 @@ def _check_table_estimate(bank: CellBank, names: list[str], copies: Mapping[str,
                 sizing.advance()
             sizes[a] = table_bytes(built[1])
             if cell in wanted:
-                bank._mirrors[cell] = built  # fought as it is: built once
-                bank._mirror_took[cell] = took
+                bank._prebuilt[cell] = built  # fought as it is: built once
+                bank._prebuilt_took[cell] = took
     bank._sized = (count, seconds)
     if not sizes:
         return
     mean = sum(sizes.values()) / len(sizes)
     estimate = sum((sizes.get(c.attacker, mean) + sizes.get(c.defender, mean)) / 2 for c in dict.fromkeys(whole))
     PlanBudget("matrix").check_estimate(estimate, len(names) ** 2, "estimated from each unit's mirror match")
-    _time_a_spread(bank, [c for c in whole if c not in bank._mirrors])
+    _time_a_spread(bank, [c for c in whole if c not in bank._prebuilt])
 
 
 #: Cells of a batch built ahead, spread over it, to time its building (a unit against itself is cheaper to
@@ -347,8 +346,8 @@ def _time_a_spread(bank: CellBank, cells: list[WholeCell]) -> None:
             count, seconds = count + 1, seconds + took
         # how it is answered: a method it cannot have (--method exact, no chain) is one line now, before the estimate
         ctx.job(c, built[1], (), _label(c), identity=built[0])
-        bank._mirrors[c] = built
-        bank._mirror_took[c] = took
+        bank._prebuilt[c] = built
+        bank._prebuilt_took[c] = took
         if seconds > SPREAD_SECONDS:
             break
     if count:
