@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sim.errors import InputError, shown
+from sim.errors import InputError
 from sim.files import read_input_text
 from sim.limits import MAX_MATRIX_BYTES
 
@@ -61,10 +61,8 @@ from .safe_csv import restore_cell
 __all__ = ["COLUMNS", "QUANTITIES", "DEFAULT_Z", "RunDiff", "diff_runs", "find_runs", "plot_cells",
            "plot_changes", "diff_figure"]
 
-#: Default threshold: a difference beyond this many standard errors is a change.
-DEFAULT_Z = 3.0
-#: Standard errors in a 95% interval's full width (2 x 1.96).
-_WIDTH_PER_SE = 2 * 1.959963984540054
+DEFAULT_Z = 3.0  #: Default threshold: a difference beyond this many standard errors is a change.
+_WIDTH_PER_SE = 2 * 1.959963984540054  #: Standard errors in a 95% interval's full width (2 x 1.96).
 
 #: Per file, each role and the column names that may hold it (the first present is used).
 COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -110,7 +108,11 @@ def find_runs(path: str | Path) -> dict[str, Path]:
     folder whose sub-folders are run folders. Raises :class:`InputError` otherwise.
     """
     p = Path(path)
-    if not p.exists():
+    try:  # a name too long for the file system: one line, like a missing folder
+        missing = not p.exists()
+    except OSError as e:
+        raise InputError(f"{str(path)[:120]}: cannot read it ({e.strerror or type(e).__name__})") from None
+    if missing:
         raise InputError(f"{path}: no such folder")
     if not p.is_dir():
         raise InputError(f"{path}: not a folder (expected a report folder)")
@@ -282,13 +284,7 @@ def diff_runs(old: str | Path, new: str | Path, *, z: float = DEFAULT_Z) -> RunD
     if isinstance(z, bool) or not (isinstance(z, (int, float)) and math.isfinite(z) and z > 0):
         raise InputError(f"--z: got {z!r}, expected a positive number of standard errors")
     old, new = check_path(old, "old"), check_path(new, "new")
-    runs = {}
-    for name, path in (("old", old), ("new", new)):
-        try:
-            runs[name] = find_runs(path)
-        except OSError as e:  # a name too long for the file system, a folder that cannot be listed
-            raise InputError(f"{name}: {shown(str(path))}: cannot read it ({e.strerror or type(e).__name__})") from None
-    runs_old, runs_new = runs["old"], runs["new"]
+    runs_old, runs_new = find_runs(old), find_runs(new)
     notes: list[str] = []
     if len(runs_old) == 1 and len(runs_new) == 1:
         (r_old, f_old), (r_new, f_new) = next(iter(runs_old.items())), next(iter(runs_new.items()))

@@ -20,7 +20,8 @@ from sim.errors import InputError, shown
 from ..stats.checks import check_frame
 
 __all__ = ["check_ax", "check_text", "check_axis", "check_span", "check_count", "plot_frame", "check_result",
-           "check_results", "check_labels", "check_column", "check_names", "check_bool"]
+           "check_results", "check_labels", "check_column", "check_names", "check_bool", "probability_table",
+           "wdl_data"]
 
 #: Most curves or styles one plot draws (a legend of more could not be read anyway).
 MAX_LINES = 10_000
@@ -140,3 +141,26 @@ def check_labels(labels: Any, count: int) -> list[str] | None:
     if out is not None and len(out) != count:
         raise InputError(f"labels: got {len(out)} labels for {count} results, expected one per result")
     return out
+
+
+def probability_table(value: Any, name: str) -> pd.DataFrame:
+    """A non-empty table of numbers (rows x columns of probabilities)."""
+    frame = plot_frame(value, name, "a table of probabilities (MatchupMatrix.wide())",
+                       numeric=list(value.columns) if isinstance(value, pd.DataFrame) else ())
+    if not frame.shape[0] or not frame.shape[1]:
+        raise InputError(f"{name}: an empty table ({frame.shape[0]} rows, {frame.shape[1]} columns): nothing to draw")
+    return frame
+
+
+def wdl_data(data: Any) -> Any:
+    """What :func:`~analysis.report.plots.wdl_bars` draws: a result, or a rankings or long frame with numbers."""
+    if hasattr(data, "tally") and hasattr(data, "ci95"):
+        return check_result(data, "data", ("attacker", "defender", "win", "ci95", "trials"))
+    frame = plot_frame(data, "data", "a FightResult, a rankings frame or a matrix's long frame")
+    rates = ["unit", "win_rate", "draw_rate", "loss_rate"]
+    cells = ["attacker", "defender", "p_attacker", "p_defender", "p_draw"]
+    return plot_frame(frame, "data", "a rankings frame (unit, win_rate, draw_rate, loss_rate) or a matrix's long "
+                      "frame (attacker, defender, p_attacker, p_defender, p_draw)",
+                      rates if "win_rate" in frame else cells,
+                      [c for c in frame.columns
+                       if isinstance(c, str) and (c.endswith(("rate", "_lo", "_hi")) or c.startswith("p_"))])

@@ -19,7 +19,7 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
 
 from .plot_checks import (check_ax, check_bool, check_column, check_labels, check_names, check_result, check_results,
-                          check_text, plot_frame)
+                          check_text, plot_frame, probability_table, wdl_data)
 from .plot_layout import legend_above_data, legend_outside, line_styles, plain_log_axis, wrap_label, x_tick_labels
 from .render import plain_text_plots
 
@@ -81,12 +81,7 @@ def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | N
         check_text(text, name)
     check_text(value_label, "value_label", optional=False)
     check_bool(colorbar, "colorbar")
-    wide = plot_frame(wide, "wide", "a table of probabilities (MatchupMatrix.wide())",
-                      numeric=list(wide.columns) if isinstance(wide, pd.DataFrame) else ())
-    if not wide.shape[0] or not wide.shape[1]:
-        from sim.errors import InputError
-
-        raise InputError(f"wide: an empty table ({wide.shape[0]} rows, {wide.shape[1]} columns): nothing to draw")
+    wide = probability_table(wide, "wide")
     ax = _axes(ax, (2.0 + 0.7 * wide.shape[1], 1.5 + 0.6 * wide.shape[0]))
     values = 100 * wide.to_numpy(dtype=float)
     masked = np.ma.masked_invalid(values)
@@ -142,17 +137,7 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
     """
     check_ax(ax)
     check_text(title, "title")
-    if not _is_result(data):
-        frame = plot_frame(data, "data", "a FightResult, a rankings frame or a matrix's long frame")
-        rates = ["unit", "win_rate", "draw_rate", "loss_rate"]
-        cells = ["attacker", "defender", "p_attacker", "p_defender", "p_draw"]
-        which = rates if "win_rate" in frame else cells
-        data = plot_frame(frame, "data", "a rankings frame (unit, win_rate, draw_rate, loss_rate) or a matrix's "
-                          "long frame (attacker, defender, p_attacker, p_defender, p_draw)", which,
-                          [c for c in frame.columns
-                           if isinstance(c, str) and (c.endswith(("rate", "_lo", "_hi")) or c.startswith("p_"))])
-    else:
-        check_result(data, "data", ("attacker", "defender", "win", "ci95", "trials"))
+    data = wdl_data(data)
     ax = _axes(ax)
     if _is_result(data):
         att, dfn = _side_names(data)

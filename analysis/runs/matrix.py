@@ -36,8 +36,8 @@ import pandas as pd
 
 import sim
 from sim.api import provenance as _provenance
-from sim.errors import InputError, MatchupError, shown
-from sim.limits import MAX_MATRIX_UNITS, PlanBudget, check_trials
+from sim.errors import InputError, shown
+from sim.limits import MAX_MATRIX_UNITS, check_trials
 from sim.results import FightResult
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
@@ -45,10 +45,11 @@ from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
 from ..stats.estimates import row_trials
-from .cells import Cell, CellBank, mixed_cells
+from .cells import CellBank, mixed_cells
 from .fielding import (RunContext, budget_in_force, check_fielding, check_run_arguments, fielded_copies, profile_key,
                        unfieldable)
-from .jobs import CellJob, JobResult, ProgressCallback, result_row, run_jobs
+from .jobs import CellJob, JobResult, ProgressCallback, run_jobs
+from .pairs import fixed_cells
 from .settings import RunSettings, check_method, run_settings
 from .streams import cell_stream
 
@@ -230,19 +231,6 @@ def saved_matrix(frame: pd.DataFrame, ruleset: str, meta: Mapping[str, Any] | No
                          dict(meta.get("profiles") or {}), None)
 
 
-def _estimated_tables(pairs: Sequence[tuple[str, str]], plans: Mapping[tuple[str, str], tuple[Any, Any]]) -> float:
-    """The tables of the pairs, from the mirror matches: pair ``(a, d)`` as the mean of ``(a, a)`` and
-    ``(d, d)`` (a plan's tables are each side's attacks against the other's). A unit whose mirror match
-    could not be built counts as the mean of the others."""
-    from sim.limits import table_bytes
-
-    sizes = {a: table_bytes(plan) for (a, d), (_, plan) in plans.items() if a == d}
-    if not sizes:
-        return 0.0
-    mean = sum(sizes.values()) / len(sizes)
-    return sum((sizes.get(a, mean) + sizes.get(d, mean)) / 2 for a, d in pairs)
-
-
 def _payoff_var(p_win: float, p_loss: float, n: int) -> float:
     if not n:
         return float("nan")
@@ -384,7 +372,7 @@ def matchup_matrix(
                        "attacker copies, defender copies, block")
     else:
         bank = None
-        cells, notes, resumed = _fixed_cells(context, names, progress)
+        cells, notes, resumed = fixed_cells(context, names, progress)
         stream_text = "(blake2b-128(attacker name), blake2b-128(defender name), block"
     excluded = {u: notes[(u, u)] for u in names if all((u, o) in notes and (o, u) in notes for o in names)}
     kept = [u for u in names if u not in excluded]
@@ -436,69 +424,3 @@ def matchup_matrix(
     profiles = {u: profile_key(rs, ros.unit(u)) for u in kept}
     return MatchupMatrix(rs.id, kept, long, results, settings, prov, {**left_out, **excluded}, in_force,
                          {u: copies[u] for u in kept}, profiles, context, resumed, fielding, bank)
-
-
-def _fixed_cells(context: RunContext, names: list[str], progress: ProgressCallback | None
-                 ) -> tuple[dict[tuple[str, str], Cell], dict[tuple[str, str], str], int]:
-    """Every pair fought once at the copies its budget (or one a side) fields, on the cell's own stream.
-
-    Cells in the results store are taken before any plan is built (a rerun after a
-    kill builds the plans of the missing cells only); the plans are built with a
-    progress count and an estimate (:mod:`analysis.runs.progress`).
-    """
-    from .progress import BuildTimer, phase
-
-    rs = context.rs
-    plan_budget = PlanBudget("matrix")
-    plans: dict[tuple[str, str], tuple[Any, Any]] = {}
-    took: dict[tuple[str, str], float] = {}
-    notes: dict[tuple[str, str], str] = {}
-    stored: dict[tuple[str, str], tuple[Any, JobResult]] = {}
-    if context.store is not None:
-        for a in names:
-            for d in names:
-                try:
-                    matchup = context.matchup(a, d)
-                except MatchupError:
-                    continue  # refused again, with its reason, when its plan is built
-                hit = context.stored((a, d), matchup, cell_stream(a, d))
-                if hit is not None:
-                    stored[(a, d)] = (matchup, hit)
-    missing = [(a, d) for a in names for d in names if (a, d) not in stored]
-    timer = BuildTimer(rs.id, len(missing), len(stored))
-
-    def build(a: str, d: str) -> None:
-        try:
-            plans[(a, d)] = timer.timed(lambda: context.build(a, d))
-            took[(a, d)] = timer.last
-            plan_budget.add(rs, plans[(a, d)][1])
-        except MatchupError as e:
-            notes[(a, d)] = str(e)
-        building.advance()
-
-    with phase("building matchups", len(missing), "matchups") as building:
-        mirrors = [a for a in names if (a, a) not in stored]
-        for a in mirrors:  # the mirror matches first: they size the whole matrix before it is built
-            build(a, a)
-        plan_budget.check_estimate(_estimated_tables(missing, plans), len(missing),
-                                   "estimated from each unit's mirror match")
-        for a, d in missing:
-            if (a, d) not in plans and (a, d) not in notes:
-                build(a, d)
-    jobs = [context.job((a, d), plan, cell_stream(a, d), f"{a} v {d}", identity=matchup, built_in=took[(a, d)])
-            for (a, d), (matchup, plan) in plans.items()]
-    done = run_jobs(rs, context.root, jobs, rounds=context.rounds, max_rounds=context.max_rounds,
-                    workers=context.workers, progress=progress, executor=context.executor, store=context.store)
-    done.update({pair: hit for pair, (_, hit) in stored.items()})
-    matchups = {pair: m for pair, (m, _) in plans.items()} | {pair: m for pair, (m, _) in stored.items()}
-    cells = {}
-    for a in names:
-        for d in names:
-            if (a, d) not in matchups:
-                continue
-            matchup, res = matchups[(a, d)], done[(a, d)]
-            row = result_row(res)
-            cells[(a, d)] = Cell({**row, "fights": row["trials"]}, res.tally, matchup,
-                                 (matchup.copies["attacker"], matchup.copies["defender"]), cell_stream(a, d),
-                                 res.exact)
-    return cells, notes, sum(r.from_store for r in done.values())

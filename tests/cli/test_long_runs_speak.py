@@ -17,7 +17,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 
 import sim
 from analysis.cli import main

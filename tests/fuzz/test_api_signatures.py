@@ -325,7 +325,7 @@ def _names_it(message: str, params: tuple[str, ...], values: tuple[Any, ...]) ->
         for item in (v if isinstance(v, (list, tuple, set, frozenset)) else [v]):  # the value, or one of its items
             if isinstance(item, (str, int, float, Path)) and not isinstance(item, bool):
                 shown = str(item).strip().lower()
-                if repr(item).lower() in text or (len(shown) > 1 and shown in text) or \
+                if repr(item).lower() in text or (len(shown) > 1 and shown[:100] in text) or \
                         (shown and text.startswith(f"{shown}:")):
                     return True
     return False

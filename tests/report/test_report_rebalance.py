@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pandas as pd
-import pytest
 
 from analysis.cli import main
 from analysis.report.build import build_report, write_all
