@@ -396,8 +396,10 @@ def build_report(
     old = baseline_folder(baseline, rs.id) if baseline is not None else None
     from ..stats.checks import check_flag
 
-    refused = ""  # why this roster cannot be rebalanced at all (no copies, no budget): said in the report
-    if check_flag(rebalance, "rebalance"):  # copies and a budget, before any fight (the rest is the section's to explain)
+    # copies and a budget, before any fight (the rest is the section's to explain); a roster that has not both
+    # cannot be rebalanced at all: the report says why (``refused``)
+    refused = ""
+    if check_flag(rebalance, "rebalance"):
         from sim.errors import InputError
 
         from ..runs.rebalance import rebalance_budget

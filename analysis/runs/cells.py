@@ -120,7 +120,7 @@ class CellBank:
         of the cells still missing.
         """
         ctx = self.context
-        if ctx.store is None or ctx.method == "exact":
+        if ctx.store is None:
             return 0
         taken = 0
         for c in dict.fromkeys(cells):
@@ -136,7 +136,10 @@ class CellBank:
             if hit is None:
                 continue
             self.matchups[c] = matchup
-            self.tallies[c] = hit.tally
+            if hit.exact is not None:
+                self.exact[c] = hit.exact
+            else:
+                self.tallies[c] = hit.tally
             self.from_store += 1
             self.fought += 1
             self._unasked.add(c)
@@ -290,7 +293,8 @@ def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], p
 def _check_table_estimate(bank: CellBank, names: list[str], copies: Mapping[str, float],
                           whole: list[WholeCell]) -> None:
     """Refuse before the other plans are built when each unit's mirror match says the whole-copy cells' tables
-    would not fit (a cell ``(a, d)`` counts as the mean of the two mirror matches' tables)."""
+    would not fit (a cell ``(a, d)`` counts as the mean of the two mirror matches' tables; a mirror match already
+    taken from the results store is not built again, and its unit counts as the mean of the others)."""
     ctx = bank.context
     sizes = {}
     wanted = set(whole)
@@ -299,6 +303,9 @@ def _check_table_estimate(bank: CellBank, names: list[str], copies: Mapping[str,
         for a in names:
             k = max(1, copy_mixture(copies[a])[0][0])
             cell = WholeCell(a, k, a, k)
+            if bank.known(cell):  # taken from the store: its plan is not needed (the others size the batch)
+                sizing.advance()
+                continue
             t0 = time.process_time()
             try:
                 built = ctx.build(_unpriced(bank.unit(a)), _unpriced(bank.unit(a)), {"attacker": k, "defender": k})

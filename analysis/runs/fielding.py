@@ -258,7 +258,7 @@ class RunContext:
 
     @property
     def _asked(self) -> str:
-        return "auto" if self.method == "auto" else "mc"
+        return self.method  # each cell's own plan chooses its method: the key holds what was asked
 
     def build(self, attacker: Any, defender: Any, copies: Mapping[str, int] | None = None) -> tuple[Any, Any]:
         """``sim.build_matchup`` with this context's settings; ``copies`` overrides the budget's."""
@@ -284,18 +284,25 @@ class RunContext:
 
         A rerun of a killed run, or a rebalance after its report, then builds no plan
         for the cells it finished (a plan can cost more than the fights of a cell). The
-        key holds the method asked for, so only a cell that this method samples is
-        found (``"exact"`` asks for none: exact cells are never stored); the row is
-        checked against its job as :func:`~analysis.runs.jobs.run_jobs` checks it.
+        key holds the method asked for, which decides from the plan, always alike, whether
+        the cell is sampled (a tally, checked against its job as
+        :func:`~analysis.runs.jobs.run_jobs` checks it) or answered exactly (an exact
+        outcome, checked to be a distribution of the ruleset's shape).
         """
         from .jobs import CellJob, JobResult, stored_result_fits
 
-        if self.store is None or self.method == "exact":
+        if self.store is None:
             return None
         job = CellJob(key, None, stream, self.max_trials, self.half_width, identity=matchup, asked=self._asked, **kw)
         rs = self.rs
         k = self.store.key(rs, self.root, self.rounds, self.max_rounds, job)
-        hit = self.store.get(k) if k else None
+        if not k:
+            return None
+        if self.method != "mc" and callable(getattr(self.store, "get_exact", None)):  # a cell answered exactly
+            exact = self.store.get_exact(k, len(rs.outcome_categories), tuple(e.name for e in rs.extras))
+            if exact is not None:
+                return JobResult(key, None, exact=exact, from_store=True)
+        hit = self.store.get(k) if self.method != "exact" else None
         if hit is None:
             return None
         if not stored_result_fits(job, rs, *hit):

@@ -67,12 +67,14 @@ class CellJob:
     method : {"mc", "exact"}
         How the job is answered (:func:`pick_method` chooses): ``"exact"`` jobs are
         propagated in this process (:func:`sim.exact.exact_outcome`), never sampled,
-        stopped, stored, costed or sent to workers.
-    asked : {"mc", "auto"}
+        stopped, costed or sent to workers.
+    asked : {"mc", "auto", "exact"}
         The method asked for when :func:`pick_method` chose ``method`` from the job's own plan
         (:meth:`analysis.runs.fielding.RunContext.job`); ``"mc"`` otherwise. It is in the
-        results store's key instead of the plan: a cell stored under ``"auto"`` is one that
-        ``"auto"`` samples, so the store can hand it out before its plan is built.
+        results store's key instead of the plan: under ``"auto"`` a cell's plan decides
+        whether it is sampled or answered exactly, always alike, so the store can hand out
+        either result (a tally, or an exact outcome) before the plan is built. Exact
+        outcomes are stored only for jobs asked ``"auto"`` or ``"exact"``.
     """
 
     key: Any
@@ -189,6 +191,31 @@ def job_steps(job: CellJob) -> Steps:
 
 def _new_tally(rs: Ruleset) -> Tally:
     return Tally(len(rs.outcome_categories), tuple(e.name for e in rs.extras))
+
+
+def _exact(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Rounds, max_rounds: int,
+           store: Any) -> JobResult:
+    """An exact job's outcome: from the store, or propagated (and stored).
+
+    Only jobs whose own plan chose the exact method (``asked`` ``"auto"`` or ``"exact"``)
+    are stored: their key says so, as a sampled job's key says it was sampled.
+    """
+    import time
+
+    from sim.exact import exact_outcome
+
+    key = None
+    if store is not None and job.asked != "mc" and callable(getattr(store, "put_exact", None)):
+        key = store.key(rs, root, rounds, max_rounds, job)
+        hit = store.get_exact(key, len(rs.outcome_categories), tuple(e.name for e in rs.extras)) if key else None
+        if hit is not None:
+            return JobResult(job.key, None, exact=hit, from_store=True)
+    start = time.process_time()
+    outcome = exact_outcome(rs, job.plan, rounds, max_rounds)
+    seconds = time.process_time() - start
+    if key:
+        store.put_exact(key, outcome, label=repr(job.key), seconds=job.built_in + seconds)
+    return JobResult(job.key, None, exact=outcome, seconds=seconds)
 
 
 def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Rounds, max_rounds: int) -> JobResult:
@@ -357,7 +384,6 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     dict
         Job key to :class:`JobResult`, in job order.
     """
-    from sim.exact import exact_outcome
     from sim.executor import check_executor, executor_slots
 
     from .cost import announce_cost
@@ -368,7 +394,7 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     keys: dict[int, str | None] = {}
     for job in jobs:  # exact: the chain propagated here, in job order (deterministic, cheaper than a task)
         if job.method == "exact":
-            out[job.key] = JobResult(job.key, None, exact=exact_outcome(ruleset, job.plan, rounds, max_rounds))
+            out[job.key] = _exact(ruleset, root, job, rounds, max_rounds, store)
     todo = [job for job in jobs if job.method != "exact"]
     if store is not None:
         todo = []

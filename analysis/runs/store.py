@@ -57,7 +57,7 @@ from sim.rng import BLOCK_TRIALS
 from sim.ruleset import Rounds, Ruleset
 from sim.tally import Moments, Tally
 
-from .store_check import RowSigner, check_row
+from .store_check import RowSigner, check_exact_row, check_row, exact_to_json
 
 __all__ = ["ResultsStore", "canonical", "digest", "tally_to_dict", "tally_from_dict", "STORE_FORMAT", "store_listener"]
 
@@ -76,8 +76,8 @@ _COLUMNS = ("key", "format", "label", "tally", "blocks", "mac", "seconds")
 _OLD_COLUMNS = (_COLUMNS[:5], _COLUMNS[:6])
 
 #: CellJob fields that name a job for its caller or time it and never change its numbers, and its plan (a
-#: function of its ``identity``, the matchup, and of the code, both in the key). Only Monte Carlo jobs are
-#: stored (exact ones are recomputed: no noise), so the method chosen is not in the key either.
+#: function of its ``identity``, the matchup, and of the code, both in the key). The method chosen is not in it
+#: either: the method asked for (``asked``) is, and it decides the method from the plan, always alike.
 _NOT_IN_KEY = {"key", "method", "plan", "built_in"}
 
 
@@ -224,6 +224,11 @@ def tally_from_dict(d: dict[str, Any]) -> Tally:
     return t
 
 
+def _is_exact(tally_text: str) -> bool:
+    """A row holding an exact outcome (``{"exact": ...}``) rather than a tally."""
+    return tally_text.startswith('{"exact"')
+
+
 # ---------------------------------------------------------------- store
 _close_listeners: list[Any] = []
 
@@ -339,7 +344,40 @@ class ResultsStore:
         return self._db
 
     def get(self, key: str) -> tuple[Tally, list[Tally] | None] | None:
-        """The stored ``(tally, blocks)`` of ``key``, or None (absent, or not to be trusted: see :attr:`ignored`)."""
+        """The stored ``(tally, blocks)`` of ``key``, or None (absent, an exact outcome, or not to be trusted:
+        see :attr:`ignored`)."""
+        row = self._signed(key)
+        if row is None or _is_exact(row[0]):
+            return None
+        tally_text, blocks_text, seconds = row
+        try:
+            tally, blocks = check_row(json.loads(tally_text), None if blocks_text is None else json.loads(blocks_text))
+        except (ValueError, TypeError, RecursionError):
+            self.ignored.add(key)  # signed but inconsistent (a bug, or a key that leaked): never used
+            return None
+        self._handed_out(key, seconds)
+        return tally, blocks
+
+    def get_exact(self, key: str, categories: int, extras: tuple[str, ...]) -> Any:
+        """The stored exact outcome (:class:`sim.exact.ExactOutcome`) of ``key``, of a ruleset with
+        ``categories`` outcome categories and these ``extras``; or None (as :meth:`get`)."""
+        row = self._signed(key)
+        if row is None or not _is_exact(row[0]):
+            return None
+        try:
+            outcome = check_exact_row(json.loads(row[0]), categories, extras)
+        except (ValueError, TypeError, RecursionError):
+            self.ignored.add(key)
+            return None
+        self._handed_out(key, row[2])
+        return outcome
+
+    def put_exact(self, key: str, outcome: Any, label: str = "", seconds: float | None = None) -> None:
+        """Save one cell's exact outcome, signed (its plan can cost more than its fights would)."""
+        self._put(key, json.dumps(exact_to_json(outcome)), None, label, seconds)
+
+    def _signed(self, key: str) -> tuple[str, str | None, Any] | None:
+        """``(tally text, blocks text, seconds)`` of a row this user's key signed, else None."""
         if self.fresh and key not in self._mine:
             return None
         with self._errors("read"):
@@ -352,11 +390,9 @@ class ResultsStore:
                 not self.signer.verify(key, STORE_FORMAT, tally_text, blocks_text, mac):
             self.ignored.add(key)  # unsigned, another user's key, or edited after signing: computed again
             return None
-        try:
-            tally, blocks = check_row(json.loads(tally_text), None if blocks_text is None else json.loads(blocks_text))
-        except (ValueError, TypeError, RecursionError):
-            self.ignored.add(key)  # signed but inconsistent (a bug, or a key that leaked): never used
-            return None
+        return tally_text, blocks_text, seconds
+
+    def _handed_out(self, key: str, seconds: Any) -> None:
         if key in self._mine:
             self.shared.add(key)
         elif key not in self.reused:
@@ -364,7 +400,6 @@ class ResultsStore:
             took = float(seconds) if isinstance(seconds, (int, float)) else 0.0
             self._saved[key] = took if 0 <= took < 1e9 else 0.0  # a note, never a number of the results
             self.saved_seconds += self._saved[key]
-        return tally, blocks
 
     def reject(self, key: str) -> None:
         """Count a row handed out by :meth:`get` as not used after all (it does not fit its job)."""
@@ -377,8 +412,10 @@ class ResultsStore:
     def put(self, key: str, tally: Tally, blocks: list[Tally] | None = None, label: str = "",
             seconds: float | None = None) -> None:
         """Save one finished cell, signed (committed at once); ``seconds``: what it took to compute."""
-        tally_text = json.dumps(tally_to_dict(tally))
         blocks_text = None if blocks is None else json.dumps([tally_to_dict(b) for b in blocks])
+        self._put(key, json.dumps(tally_to_dict(tally)), blocks_text, label, seconds)
+
+    def _put(self, key: str, tally_text: str, blocks_text: str | None, label: str, seconds: float | None) -> None:
         row = (key, STORE_FORMAT, label, tally_text, blocks_text,
                self.signer.sign(key, STORE_FORMAT, tally_text, blocks_text),
                None if seconds is None else float(seconds))
