@@ -432,6 +432,13 @@ def explorer(ruleset: str = "mecha", attacker: str | None = None, defender: str 
     >>> ex = explorer("mecha", "AFS", "Nutrocker")       # doctest: +SKIP
     >>> ex.widget                                        # doctest: +SKIP
     """
+    from .stats.checks import check_flag
+
+    check_flag(plot, "plot")
+    check_flag(run, "run")
+    for side, name in (("attacker", attacker), ("defender", defender)):
+        if name is not None and not isinstance(name, str):
+            raise InputError(f"{side}: got {name!r:.60}, expected a unit name or None")
     ex = Explorer(trials=trials, seed=seed, plot=plot)
     ex._build(get_ruleset(ruleset).id, attacker, defender)
     if run:

@@ -24,8 +24,8 @@ from .roster import Roster, default_roster, load_roster
 from .ruleset import SIDES, Matchup, Rounds, Ruleset, parse_rounds
 from .rulesets import all_rulesets, get_ruleset
 
-__all__ = ["fight", "unit", "rulesets", "build_matchup", "parse_settings", "provenance", "machine", "Settings",
-           "check_stream"]
+__all__ = ["fight", "unit", "rulesets", "build_matchup", "make_matchup", "prepare_plan", "parse_settings", "provenance",
+           "machine", "Settings", "check_stream"]
 
 Settings = tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any]]
 
@@ -185,7 +185,7 @@ def parse_settings(ruleset: str | Ruleset, items: Iterable[str]) -> Settings:
     (states, overrides, options)
     """
     rs = get_ruleset(ruleset)
-    if isinstance(items, str) or not isinstance(items, Iterable):
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
         raise InputError(f"items: got {type(items).__name__} {_short(items)}, expected a list of "
                          "'SIDE.KEY=VALUE' or 'OPTION=VALUE' strings")
     states: dict[str, dict[str, Any]] = {}
@@ -260,6 +260,16 @@ def build_matchup(
         ``matchup.attacker``/``defender`` are the fielded sides;
         ``matchup.copies`` says how many copies each is.
     """
+    return _matchup_and_plan(ruleset, attacker, defender, states=states, overrides=overrides, options=options,
+                             roster=roster, from_text=from_text, budget=budget, copies=copies)
+
+
+def _matchup_and_plan(ruleset: str | Ruleset, attacker: Any, defender: Any, *, prepare: bool = True,
+                      states: Mapping[str, Mapping[str, Any]] | None = None,
+                      overrides: Mapping[str, Mapping[str, Any]] | None = None,
+                      options: Mapping[str, Any] | None = None, roster: Roster | str | Path | None = None,
+                      from_text: bool = False, budget: Budget = None,
+                      copies: Mapping[str, int] | None = None) -> tuple[Matchup, Any]:
     rs = get_ruleset(ruleset)
     states = check_side_mappings(states, "states")
     overrides = check_side_mappings(overrides, "overrides")
@@ -314,9 +324,25 @@ def build_matchup(
         if side in lists:
             units[i] = field_list(rs, lists[side], ros.units, in_force if copies is None else None)
     matchup = Matchup(units[0], units[1], st, opts, counts, in_force if copies is None else None)
+    return matchup, (prepare_plan(rs, matchup) if prepare else None)
+
+
+def make_matchup(ruleset: str | Ruleset, attacker: Any, defender: Any, **kwargs: Any) -> Matchup:
+    """The validated :class:`~sim.ruleset.Matchup` of :func:`build_matchup` (same arguments), without its plan.
+
+    Everything but the plan is cheap; the plan (:func:`prepare_plan`) can take a
+    tenth of a second (a duel between groups builds its exact chain), so a caller
+    that may not need it (a cell whose result is already stored) asks for it apart.
+    """
+    return _matchup_and_plan(ruleset, attacker, defender, prepare=False, **kwargs)[0]
+
+
+def prepare_plan(ruleset: str | Ruleset, matchup: Matchup) -> Any:
+    """``ruleset.prepare(matchup)``, refused (one line) when a block of its fights would not fit in memory."""
+    rs = get_ruleset(ruleset)
     plan = rs.prepare(matchup)
     check_working_set(rs, plan, BLOCK_TRIALS)  # refuse, before any fight, a block that would not fit
-    return matchup, plan
+    return plan
 
 
 def fight(

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .budget import parse_budget
-from .errors import InputError, Where
+from .errors import InputError, Where, shown
 from .files import check_depth, parse_toml, read_input_text
 from .limits import MAX_ROSTER_BYTES
 from .ruleset import Ruleset
@@ -114,6 +114,9 @@ class Roster:
 
     def subset(self, names: list[str]) -> "Roster":
         """The roster restricted to ``names``, in that order (keeping the lists whose units all remain)."""
+        if isinstance(names, (str, bytes)) or not isinstance(names, (list, tuple)) or \
+                not all(isinstance(n, str) for n in names):
+            raise InputError(f"names: got {shown(names)}, expected a list of unit names")
         kept = {n: lst for n, lst in self.lists.items() if all(u in names for u, _ in lst.units)}
         return Roster(self.ruleset, {n: self.unit(n) for n in names}, self.options, self.source, self.description,
                       self.budget, kept)
@@ -121,6 +124,11 @@ class Roster:
     def with_unit(self, unit: Any) -> "Roster":
         """A copy with ``unit`` added (or replacing the unit of the same name); a name that looks like another
         unit's is refused (:func:`check_lookalikes`)."""
+        from .rulesets import get_ruleset
+
+        kind = get_ruleset(self.ruleset).unit_type
+        if not isinstance(unit, kind):
+            raise InputError(f"unit: got {shown(unit)}, expected a {self.ruleset} unit ({kind.__name__})")
         check_lookalikes([n for n in self.units if n != unit.name] + [unit.name], Where(self.source))
         if unit.name in self.lists:
             raise Where(self.source).at(unit.name).error("name", unit.name, "a name that is not also a list's")
@@ -130,7 +138,9 @@ class Roster:
 
     def with_budget(self, budget: float | None) -> "Roster":
         """A copy with another default budget (None: one unit a side)."""
-        return Roster(self.ruleset, self.units, self.options, self.source, self.description, budget, self.lists)
+        given = parse_budget(budget, "budget")
+        return Roster(self.ruleset, self.units, self.options, self.source, self.description,
+                      None if given in (None, "none") else float(given), self.lists)
 
 
 def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roster:
@@ -153,8 +163,8 @@ def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roste
     sim.errors.InputError
         One line naming the file, unit, field, value and what was expected.
     """
-    if not isinstance(path, (str, Path)):
-        raise InputError(f"path: got {type(path).__name__}, expected a file path (str or pathlib.Path)")
+    if not isinstance(path, (str, Path)) or not str(path).strip():
+        raise InputError(f"path: got {shown(path)}, expected a roster file path (str or pathlib.Path)")
     p = Path(path)
     where = Where(str(path))
     # a regular file of bounded size only (no /dev/zero, no FIFO): see sim.files and the limits in sim.limits
@@ -170,6 +180,8 @@ def load_roster(path: str | Path, ruleset: str | Ruleset | None = None) -> Roste
 def roster_from_dict(data: Mapping[str, Any], *, source: str = "<memory>",
                      ruleset: str | Ruleset | None = None) -> Roster:
     """Build a roster from the mapping a TOML file parses to (see :func:`load_roster`)."""
+    if not isinstance(source, str) or not source.strip():
+        raise InputError(f"source: got {shown(source)}, expected text naming where the roster comes from")
     where = Where(source)
     if not isinstance(data, Mapping):
         raise InputError(f"{source}: got {type(data).__name__}, expected a mapping (the tables of a TOML roster)")

@@ -29,9 +29,15 @@ class Failure(Exception):
 
 
 def progress_bar(quiet: bool, desc: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
-    """A tqdm progress callback on stderr, or nothing when quiet or not a terminal."""
-    if quiet or not sys.stderr.isatty():
+    """Progress of one fight's trials on stderr: a tqdm bar on a terminal, a plain line now and then in a pipe,
+    nothing when quiet (:func:`analysis.cli.progress.counter`)."""
+    if quiet:
         return None, lambda: None
+    from .progress import PlainLines, stderr_is_terminal
+
+    if not stderr_is_terminal():
+        lines = PlainLines(desc, "fights")
+        return lines.update, lines.close
     from tqdm import tqdm
 
     bar = tqdm(total=None, desc=desc, unit="fights", unit_scale=True, file=sys.stderr, delay=0.5, leave=False)
@@ -121,25 +127,17 @@ def balance_rounds_options(f: Callable) -> Callable:
 
 
 def count_bar(quiet: bool, desc: str, unit: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
-    """A tqdm bar counting cells or runs (not fights) on stderr, with an ETA; nothing when quiet or not a terminal.
+    """Progress of cells or runs (not fights) on stderr: a tqdm bar with an ETA on a terminal, a plain line
+    now and then in a pipe, nothing when quiet (:func:`analysis.cli.progress.counter`).
 
     The runs report their total before the first cell runs (:func:`analysis.runs.jobs.run_jobs`), so
     the bar knows it from the start and shows the time left. A new batch of cells (another total, or a
     count going back: the next matrix of ``report``, the next round of fair-price fights) starts the
     bar and its clock afresh, so the ETA is that batch's.
     """
-    if quiet or not sys.stderr.isatty():
-        return None, lambda: None
-    from tqdm import tqdm
+    from .progress import counter
 
-    bar = tqdm(total=None, desc=desc, unit=unit, file=sys.stderr, delay=0.5, leave=False)
-
-    def update(done: int, total: int) -> None:
-        if bar.total != total or done < bar.n:
-            bar.reset(total=total)
-        bar.update(done - bar.n)
-
-    return update, bar.close
+    return counter(quiet, desc, unit)
 
 
 def common_run_options(f: Callable) -> Callable:

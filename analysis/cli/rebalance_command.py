@@ -7,7 +7,8 @@ import click
 import sim
 
 from ..report.io import check_output_dir
-from .options import Failure, count_bar, method_option, precision_options, roster_arg, roster_option
+from .options import Failure, OutFolder, count_bar, method_option, precision_options, roster_arg, roster_option
+from .scale import announce_long_runs as _announce_long_runs
 from .scale import echo_written as _echo_written
 from .scale import executor_for as _executor
 from .scale import fresh_option as _fresh_option
@@ -47,7 +48,7 @@ __all__ = ["rebalance_cmd"]
 @click.option("--workers", type=WORKERS, default=1, show_default=True,
               help="Local processes (same result for any value; at most the cores).")
 @_scheduler_option
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("--out", type=OutFolder(), default=None,
               help="Directory for rebalanced.toml, changes.csv, verification.csv, report.html and summary.md "
                    "(replaced as a whole when the run ends).")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
@@ -87,21 +88,28 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
     states, overrides, options = sim.parse_settings(rs, settings)
     given = parse_budget(budget, "--budget") if budget is not None else None
     # every check that needs no fight, before the output folder is touched
-    check_rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to), tolerance=tolerance / 100,
-                    seed=seed)
-    if out:
+    in_force, _ = check_rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to),
+                                  tolerance=tolerance / 100, seed=seed, half_width=half_width, max_trials=max_trials,
+                                  states=states, overrides=overrides, options=options, workers=workers,
+                                  from_text=True, rules_defaults=rules_defaults, method=method)
+    if out is not None:
         check_output_dir(out)
-    folder = _out_folder(out, [("--roster", roster)])
+    folder = _out_folder(out, [("--roster", roster)], "rebalance")
+    click.get_current_context().with_resource(_announce_long_runs(quiet))  # estimates, and the store's notes
     update, close = count_bar(True, "rebalance", "cells")
     try:
+        store = folder.open_store(fresh=fresh) if folder else None
+        if not quiet:  # what the run will cost, before it starts
+            _announce_rebalance(rs, ros, in_force, seed=seed, half_width=half_width, max_trials=max_trials,
+                                states=states, overrides=overrides, options=options, rules_defaults=rules_defaults,
+                                method=method, workers=workers if scheduler is None else 1, store=store)
         with _executor(scheduler, workers) as executor:
             result = rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to),
                                tolerance=float(tolerance) / 100, seed=seed, half_width=half_width,
                                max_trials=max_trials, states=states, overrides=overrides, options=options,
-                               workers=workers, from_text=True, executor=executor, rules_defaults=rules_defaults, method=method,
-                               max_change=None if max_change is None else max_change / 100,
+                               workers=workers, from_text=True, executor=executor, rules_defaults=rules_defaults,
+                               method=method, store=store, max_change=None if max_change is None else max_change / 100,
                                drop_unbalanceable=drop_unbalanceable, robustness=robustness,
-                               store=folder.open_store(fresh=fresh) if folder else None,
                                progress=None if quiet else lambda line: click.echo(line, err=True))
         paths = folder.replace(lambda d: write_rebalance(result, d)) if folder else []
     except BaseException:
@@ -123,3 +131,15 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
                 "  (left out of the file)" if r.unit in result.dropped else "  (unchanged)")
         click.echo(f"  {r.unit:<{width}}  {r.old_points:>8g} -> {r.new_points:<8g}{mark}")
     _echo_written(paths)
+
+
+def _announce_rebalance(rs: sim.Ruleset, ros: sim.Roster, budget: float, **run: object) -> None:
+    """The estimate of the first matrix and the bound of the search (:func:`analysis.runs.preview.rebalance_preview`),
+    printed when it is over two seconds."""
+    from ..runs.preview import rebalance_preview
+    from .scale import told
+
+    preview = rebalance_preview(rs, ros, budget, from_text=True, **run)  # type: ignore[arg-type]
+    if told(preview, False):
+        click.echo(f"meleelab: estimate: {preview.text()}; Ctrl-C stops it (finished cells are kept with --out)",
+                   err=True)

@@ -57,7 +57,7 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
     if out:
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster), ("--from-matrix", from_matrix)], "balance")
-    click.get_current_context().with_resource(_announce_long_runs())
+    click.get_current_context().with_resource(_announce_long_runs(quiet))
     # the cluster stays up until the command ends (click closes it): the fair prices fight more copy counts on it
     executor = click.get_current_context().with_resource(_executor(scheduler, workers)) if not from_matrix else None
     if from_matrix:
@@ -176,7 +176,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
         check_output_dir(out)  # before computing five reports
         update, close = count_bar(quiet, "report --all", "cells")
         try:
-            click.get_current_context().with_resource(_announce_long_runs())
+            click.get_current_context().with_resource(_announce_long_runs(quiet))
             with _executor(scheduler, workers) as executor:
                 result = write_all(out, log=None if quiet else lambda s: click.echo(s, err=True), seed=seed,
                                    half_width=half_width, max_trials=max_trials, rounds=rounds,
@@ -196,17 +196,13 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
     rs = sim.get_ruleset(ruleset)
     ros = roster_arg(rs.id, roster)
     states, overrides, options = sim.parse_settings(rs, settings)
-    if with_rebalance:  # before the output folder: a ruleset without copies or a budget has no balanced table
-        from ..runs.rebalance import rebalance_budget
-
-        rebalance_budget(rs, ros, budget)
     if with_lists and not rs.fields_lists:
         raise Failure(f"{rs.id}: {rs.lists_refusal}, so army lists are not available (--lists)")
     check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)], "report")
     update, close = count_bar(quiet, f"{rs.id} report", "cells")
     start = time.perf_counter()
-    click.get_current_context().with_resource(_announce_long_runs())  # until the command ends: the store's notes
+    click.get_current_context().with_resource(_announce_long_runs(quiet))  # until the command ends: the store's notes
     try:
         with _executor(scheduler, workers) as executor:
             rep = build_report(rs, ros, units=unit_names(units, unit_list), seed=seed, half_width=half_width,
@@ -220,6 +216,10 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
     finally:
         folder.close()
         close()
+    if with_rebalance and rep.rebalance is None and rep.rebalance_note:  # the report says so too
+        from .types import NOTES
+
+        NOTES.append(f"--rebalance: no balanced table: {rep.rebalance_note}")
     click.echo(f"{rs.id}: {len(rep.matrix.units)} units, {rep.cell_stats()['trials_total']:,} fights, "
                f"{time.perf_counter() - start:.1f} s; wrote {len(paths)} files ({os.path.join(out, 'report.html')})")
     _note_shortfall(_written_shortfall(out, ["."]), half_width, max_trials)

@@ -64,7 +64,7 @@ def matrix_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: t
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)], "matrix")
     update, close = count_bar(quiet, f"{rs.id} matrix", "cells")
-    click.get_current_context().with_resource(_announce_long_runs())  # until the command ends: the store's notes
+    click.get_current_context().with_resource(_announce_long_runs(quiet))  # until the command ends: the store's notes
     try:
         with _executor(scheduler, workers) as executor:
             m = matchup_matrix(rs, ros, unit_names(units, unit_list), half_width=half_width, max_trials=max_trials,
@@ -170,7 +170,7 @@ def sweep_cmd(ruleset: str, unit: str, opponent: str | None, vary: str, roster: 
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster or roster_file)], "sweep")
     update, close = count_bar(quiet, f"sweep {field}", "runs")
-    click.get_current_context().with_resource(_announce_long_runs())  # until the command ends: the store's notes
+    click.get_current_context().with_resource(_announce_long_runs(quiet))  # until the command ends: the store's notes
     try:
         with _executor(scheduler, workers) as executor:
             frame = sweep(rs, unit, field, values, [opponent] if opponent else None, side=side, roster=ros,
@@ -262,7 +262,7 @@ def compare_cmd(ruleset: str, base: str, variant: str, opponents: tuple[str, ...
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)], "compare")
     update, close = count_bar(quiet, "compare", "runs")
-    click.get_current_context().with_resource(_announce_long_runs())  # until the command ends: the store's notes
+    click.get_current_context().with_resource(_announce_long_runs(quiet))  # until the command ends: the store's notes
     try:
         with _executor(scheduler, workers) as executor:
             frame = compare(rs, base, var, list(opponents) or None, roster=ros,

@@ -106,23 +106,39 @@ def write_metadata(folder: Any, meta: dict[str, Any]) -> Any:
     return atomic_write_text(f"{folder}/metadata.json", to_json({**meta, "store": f"{STORE_DIR}/{STORE_FILE}"}) + "\n")
 
 
-#: A run whose estimate is over this many CPU seconds is announced before it starts.
+#: With --quiet, a run whose estimate is over this many CPU seconds is still announced before it starts (one
+#: line: a run of hours should not start without a word); without it, every run over
+#: :data:`analysis.cli.progress.SPEAK_SECONDS` is.
 ANNOUNCE_SECONDS = 60.0
 
 
+def told(estimate: Any, quiet: bool) -> bool:
+    """Whether an estimate is printed: over two seconds, or with ``--quiet`` over a minute of CPU."""
+    from .progress import SPEAK_SECONDS
+
+    if quiet:
+        return estimate.cpu_seconds > ANNOUNCE_SECONDS
+    return estimate.wall_seconds > SPEAK_SECONDS or estimate.cpu_seconds > ANNOUNCE_SECONDS
+
+
 @contextlib.contextmanager
-def announce_long_runs() -> Iterator[None]:
-    """While cells run: print the cost estimate of every batch estimated over a minute, before it starts (one
-    line each), and note what each results store closed meanwhile gave and ignored (:func:`note_store`)."""
+def announce_long_runs(quiet: bool = False) -> Iterator[None]:
+    """While the command runs: print the estimate of every batch of cells, and of every batch of matchups to
+    build, that will take more than two seconds (over a minute of CPU with ``--quiet``), before it starts (one
+    line each); show the building of matchups like the cells (:func:`analysis.cli.progress.phase_display`); and
+    note what each results store closed meanwhile gave and ignored (:func:`note_store`)."""
     from ..runs.cost import cost_listener
+    from ..runs.progress import build_listener, progress_listener
     from ..runs.store import store_listener
+    from .progress import phase_display
 
     def tell(estimate: Any) -> None:
-        if estimate.cpu_seconds > ANNOUNCE_SECONDS:
+        if told(estimate, quiet):
             click.echo(f"meleelab: estimate: {estimate.text()}; Ctrl-C stops it (finished cells are kept with "
                        "--out)", err=True)
 
-    with cost_listener(tell), store_listener(note_store):
+    with cost_listener(tell), build_listener(tell), progress_listener(phase_display(quiet)), \
+            store_listener(note_store):
         yield
 
 
@@ -147,8 +163,13 @@ def note_store(store: Any) -> None:
     if store.signer.problem:
         NOTES.append(f"{store.signer.problem}: cells stored now cannot be reused by a later run")
     if store.reused:
-        NOTES.append(f"{len(store.reused):,} cells came from the results store {store.path} (--fresh recomputes "
-                     "them)")
+        from ..runs.cost import human_seconds
+
+        saved = float(getattr(store, "saved_seconds", 0.0) or 0.0)
+        when = f"{saved:.2g} s" if saved < 10 else human_seconds(saved)
+        took = f", saving about {when} of computing" if saved > 0 else ""
+        NOTES.append(f"{len(store.reused):,} cells came from the results store {store.path}{took} (--fresh "
+                     "recomputes them)")
     if store.ignored:
         from ..runs.store_check import REASONS
 

@@ -93,11 +93,13 @@ def advice_text(rep: Any) -> str:
 
 
 def balanced_table_text(rep: Any) -> str:
-    """The section's opening paragraph ("" for a report without copies or budget)."""
-    if rep.matrix.budget is None or not getattr(rep.ruleset, "fields_copies", False):
-        return ""
-    rid = rep.ruleset.id
+    """The section's opening paragraph ("" for a report without copies or budget, unless a proof was asked for:
+    then why this roster cannot be rebalanced)."""
     rb, note = getattr(rep, "rebalance", None), getattr(rep, "rebalance_note", "")
+    if rep.matrix.budget is None or not getattr(rep.ruleset, "fields_copies", False):
+        return (f"A balanced table was asked for (--rebalance), but this roster cannot be rebalanced: {note}"
+                if note and rb is None else "")
+    rid = rep.ruleset.id
     if rb is not None:
         return ("The advice above, written as a roster (rebalance/rebalanced.toml: every unit, at the price "
                 f"written) and fought again at a fresh seed ({rb.verification_seed}, derived from the seed and the "

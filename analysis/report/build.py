@@ -196,6 +196,7 @@ class Report:
                                   "matplotlib": matplotlib.__version__}),
             "files": self.file_names(),
             "resumed_cells": int(getattr(self.matrix, "resumed_cells", 0)),
+            **({"rebalance_note": self.rebalance_note} if self.rebalance_note else {}),
             **self._shortfall(),
         }
 
@@ -234,9 +235,10 @@ class Report:
         """Write the report folder, replacing ``out_dir`` as a whole as ``--out`` does
         (:class:`analysis.report.outdir.OutputFolder`: only a folder meleelab wrote, or an empty or new one, is
         replaced; anything else in it is refused in one line). Returns the paths written."""
+        from ..stats.checks import check_path
         from .outdir import replace_folder
 
-        return replace_folder(out_dir, self.write_files, "build_report")
+        return replace_folder(check_path(out_dir, "out_dir"), self.write_files, "build_report")
 
     def write_files(self, out_dir: str | Path) -> list[Path]:
         """Write the report's files into ``out_dir`` (a staging folder of :meth:`write` or of ``write_all``)."""
@@ -389,7 +391,8 @@ def build_report(
         with a fresh run (:func:`analysis.runs.rebalance.rebalance`; 1.7 to 2.5 times
         the report's time): the "Balanced table" section shows it and the
         folder gains ``rebalance/``. A ruleset that cannot field copies, or a roster
-        without a budget, is refused before any fight.
+        without a budget, cannot be rebalanced: the report is built without the
+        table and says why (``rebalance_note``, in the report and ``metadata.json``).
     lists : bool
         Also fight the roster's army lists (``warband``, ``duel``) and search the meta at the
         roster's budget (:func:`analysis.report.lists_files.with_lists`; minutes): the folder gains
@@ -413,13 +416,21 @@ def build_report(
     ros = resolve_roster(rs, roster)
     chosen = parse_features(feature, list(ros.names))
     old = baseline_folder(baseline, rs.id) if baseline is not None else None
-    if rebalance:  # copies and a budget, before any fight (the rest is the section's to explain)
-        from ..runs.rebalance import rebalance_budget
+    from ..stats.checks import check_flag
 
-        rebalance_budget(rs, ros, budget)
-    if lists and not rs.fields_lists:
+    # copies and a budget, before any fight (the rest is the section's to explain); a roster that has not both
+    # cannot be rebalanced at all: the report says why (``refused``)
+    refused = ""
+    if check_flag(rebalance, "rebalance"):
         from sim.errors import InputError
 
+        from ..runs.rebalance import rebalance_budget
+
+        try:
+            rebalance_budget(rs, ros, budget)
+        except InputError as e:
+            refused = str(e)
+    if lists and not rs.fields_lists:
         raise InputError(f"{rs.id}: {rs.lists_refusal}, so army lists are not available (--lists)")
     run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
@@ -448,7 +459,9 @@ def build_report(
                             matrix.settings.get("states") or {}, overrides, options, from_text)
               for a in dict.fromkeys(p[0] for p in featured)}
     rep = Report(rs, ros, matrix, balance, settings, featured, curves, 0.0, one_for_one, why)
-    if rebalance:
+    if rebalance and refused:
+        rep = dataclasses.replace(rep, rebalance_note=refused, settings={**settings, "rebalance": True})
+    elif rebalance:
         from .balanced import with_rebalance
 
         rep = with_rebalance(rep, units, {**run, "robustness": True})

@@ -66,10 +66,8 @@ from .safe_csv import restore_cell
 __all__ = ["COLUMNS", "QUANTITIES", "DEFAULT_Z", "RunDiff", "diff_runs", "find_runs", "plot_cells",
            "plot_changes", "diff_figure"]
 
-#: Default threshold: a difference beyond this many standard errors is a change.
-DEFAULT_Z = 3.0
-#: Standard errors in a 95% interval's full width (2 x 1.96).
-_WIDTH_PER_SE = 2 * 1.959963984540054
+DEFAULT_Z = 3.0  #: Default threshold: a difference beyond this many standard errors is a change.
+_WIDTH_PER_SE = 2 * 1.959963984540054  #: Standard errors in a 95% interval's full width (2 x 1.96).
 
 #: Columns of :attr:`RunDiff.table` (and of ``diff.csv``).
 TABLE_COLUMNS = ["ruleset", "kind", "item", "quantity", "old", "new", "diff", "diff_se", "z", "status",
@@ -88,7 +86,11 @@ def find_runs(path: str | Path) -> dict[str, Path]:
     folder whose sub-folders are run folders. Raises :class:`InputError` otherwise.
     """
     p = Path(path)
-    if not p.exists():
+    try:  # a name too long for the file system: one line, like a missing folder
+        missing = not p.exists()
+    except OSError as e:
+        raise InputError(f"{str(path)[:120]}: cannot read it ({e.strerror or type(e).__name__})") from None
+    if missing:
         raise InputError(f"{path}: no such folder")
     if not p.is_dir():
         raise InputError(f"{path}: not a folder (expected a report folder)")

@@ -23,6 +23,9 @@ def wrap_label(text: Any, width: int = 16) -> str:
     """A tick label broken onto lines of at most ``width`` characters (long unit names never run into each other)."""
     import textwrap
 
+    from .plot_checks import check_count
+
+    check_count(width, "width", 1)
     return "\n".join(textwrap.wrap(str(text), width, break_long_words=True)) or str(text)
 
 
@@ -51,6 +54,10 @@ def line_styles(n: int) -> list[dict[str, Any]]:
     """
     import matplotlib
 
+    from .plot_checks import check_count
+
+    n = check_count(n, "n")
+
     if n <= 10:
         return [{"color": matplotlib.colormaps["tab10"](i)} for i in range(n)]
     colours = matplotlib.colormaps["tab20"]
@@ -71,6 +78,10 @@ def plain_log_axis(axis: Any, span: tuple[float, float] | None = None) -> None:
     ``span`` (the axis limits): within about a decade, ticks at 1, 1.5, 2, 3, 4, 5, 6, 8
     times each power of ten so that the axis has more than two labels.
     """
+    from .plot_checks import check_axis, check_span
+
+    check_axis(axis)
+    span = check_span(span)
     narrow = span is not None and span[0] > 0 and span[1] / span[0] < 12
     subs = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0) if narrow else (1.0, 2.0, 5.0)
     axis.set_major_locator(LogLocator(base=10, subs=subs))

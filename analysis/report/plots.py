@@ -18,6 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
 
+from .plot_checks import (check_ax, check_bool, check_column, check_labels, check_names, check_result, check_results,
+                          check_text, plot_frame, probability_table, wdl_data)
 from .plot_layout import legend_above_data, legend_outside, line_styles, plain_log_axis, wrap_label, x_tick_labels
 from .render import plain_text_plots
 
@@ -74,6 +76,12 @@ def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | N
         Axis labels (default: the index and column names, else attacker/defender).
     colorbar : bool
     """
+    check_ax(ax)
+    for name, text in (("title", title), ("row_label", row_label), ("col_label", col_label)):
+        check_text(text, name)
+    check_text(value_label, "value_label", optional=False)
+    check_bool(colorbar, "colorbar")
+    wide = probability_table(wide, "wide")
     ax = _axes(ax, (2.0 + 0.7 * wide.shape[1], 1.5 + 0.6 * wide.shape[0]))
     values = 100 * wide.to_numpy(dtype=float)
     masked = np.ma.masked_invalid(values)
@@ -127,6 +135,9 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
 
     The legend (for frames) sits to the right of the axes, never over a bar.
     """
+    check_ax(ax)
+    check_text(title, "title")
+    data = wdl_data(data)
     ax = _axes(ax)
     if _is_result(data):
         att, dfn = _side_names(data)
@@ -186,6 +197,9 @@ def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | No
     result : sim.FightResult
         A mirror match names the sides "attacker" and "defender" (not the unit twice).
     """
+    check_ax(ax)
+    check_text(title, "title")
+    check_result(result, "result", ("attacker", "defender", "ruleset", "damage", "damage_distribution"))
     ax = _axes(ax)
     unit = result.ruleset.damage_unit
     to_def = result.damage_distribution("defender")
@@ -231,8 +245,11 @@ def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = No
     Past ten curves the colours come from a 20-colour map (then dashes), so no two
     curves look alike; the legend sits to the right of the axes.
     """
+    check_ax(ax)
+    check_text(title, "title")
+    seq = check_results(results, "results", ("attacker", "defender", "rounds_distribution", "mean_rounds"))
+    labels = check_labels(labels, len(seq))
     ax = _axes(ax)
-    seq = [results] if _is_result(results) else list(results)
     styles = line_styles(len(seq))
     last = 0
     for i, r in enumerate(seq):
@@ -278,8 +295,12 @@ def sweep_curves(sweep: pd.DataFrame, ax: Axes | None = None, *, title: str | No
     Distinct colours past ten opponents (see :func:`line_styles`); the legend sits to
     the right of the axes.
     """
+    check_ax(ax)
+    check_text(title, "title")
+    check_text(field, "field")
+    check_text(y, "y", optional=False)
+    frame = plot_frame(sweep, "sweep", "a sweep() result", ["value", y], [y, f"{y}_lo", f"{y}_hi"])
     ax = _axes(ax)
-    frame = pd.DataFrame(sweep)
     groups = list(frame.groupby("opponent", sort=False)) if "opponent" in frame else [("", frame)]
     styles = line_styles(len(groups))
     for (name, g), style in zip(groups, styles):
@@ -314,10 +335,19 @@ def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str 
     value : str, optional
         Column to rank by (default ``strength`` when present, else ``win_rate``).
     """
-    frame = pd.DataFrame(rankings)
+    check_ax(ax)
+    check_text(title, "title")
+    check_text(value, "value")
+    frame = plot_frame(rankings, "rankings", "a rankings frame", ["unit"])
     value = value or ("strength" if "strength" in frame else "win_rate")
-    lo_col = next(c for c in (f"{value}_lo", "lo") if c in frame)
-    hi_col = next(c for c in (f"{value}_hi", "hi") if c in frame)
+    check_column(frame, value, "value", "rankings")
+    lo_col = next((c for c in (f"{value}_lo", "lo") if c in frame), None)
+    hi_col = next((c for c in (f"{value}_hi", "hi") if c in frame), None)
+    if lo_col is None or hi_col is None:
+        from sim.errors import InputError
+
+        raise InputError(f"rankings: no interval for {value!r} (columns {value}_lo and {value}_hi, or lo and hi)")
+    frame = plot_frame(frame, "rankings", "a rankings frame", [], [value, lo_col, hi_col])
     frame = frame.sort_values(value, kind="mergesort")
     ax = _axes(ax, (6.4, 1.2 + 0.35 * len(frame)))
     v = frame[value].to_numpy(float)
@@ -350,7 +380,11 @@ def points_chart(fair: pd.DataFrame, ax: Axes | None = None, *, title: str | Non
     fair : DataFrame
         ``unit, points, fair_points, fair_lo, fair_hi, flagged`` (``balance.fair_points``).
     """
-    frame = pd.DataFrame(fair)
+    check_ax(ax)
+    check_text(title, "title")
+    frame = plot_frame(fair, "fair", "a fair-points frame (balance.fair_points)",
+                       ["unit", "points", "fair_points", "fair_lo", "fair_hi", "flagged"],
+                       ["points", "fair_points", "fair_lo", "fair_hi"])
     if len(frame):
         frame = frame[pd.to_numeric(frame["points"], errors="coerce") > 0]
     ax = _axes(ax, (6.4, 1.4 + 0.38 * max(len(frame), 1)))
@@ -423,7 +457,15 @@ def interpretation_bars(frame: pd.DataFrame, ax: Axes | None = None, *, value: s
     """
     import textwrap
 
-    frame = pd.DataFrame(frame)
+    check_ax(ax)
+    check_text(title, "title")
+    for name, text in (("value", value), ("group", group), ("series", series)):
+        check_text(text, name, optional=False)
+    check_text(lo, "lo")
+    check_text(hi, "hi")
+    order = check_names(order, "order")
+    frame = plot_frame(frame, "frame", "a long frame (one row per group and series)", [value, group, series],
+                       [c for c in (value, lo, hi) if c])
     settings = list(order) if order is not None else list(dict.fromkeys(frame[series]))
     groups = list(dict.fromkeys(frame[group]))
     ax = _axes(ax, (max(6.4, 1.6 + 1.5 * len(groups)), 4.2))

@@ -141,8 +141,7 @@ def headline(result: Any) -> list[str]:
              f"{support_after} after; {near_before} before and {near_after} after can take an equal share "
              f"(1/{len(bal)}) of a mix that no unit beats by more than {100 * result.tolerance:g} pp.",
              f"It took {result.matrix_runs} tables fought and {result.cells_fought:,} whole-copy cells "
-             f"({result.cells_reused:,} more uses of cells already fought, {result.cells_from_store:,} from the "
-             "results store)."]
+             f"({result.cells_reused:,} more uses of cells already fought)."]
     for u, why in result.excluded.items():
         price = result.prices.get(u)
         lines.append(f"Points alone cannot balance {u}: {why}. It stays in the roster at {price:g} points, an "

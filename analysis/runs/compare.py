@@ -34,7 +34,7 @@ from sim.rulesets import get_ruleset
 from sim.stats import Z95
 from sim.tally import Tally
 
-from .fielding import budget_in_force, check_fielding, check_run_arguments
+from .fielding import budget_in_force, check_fair_settings, check_fielding, check_run_arguments
 from .jobs import CellJob, JobResult, run_jobs
 from .matrix import cell_stream, check_run_settings, resolve_roster
 from .methods import exact_side, grouped_methods
@@ -219,9 +219,12 @@ def compare(
     method = check_method(method)
     run = check_run_settings(rs, rounds, max_rounds, trials, states=states, rules_defaults=rules_defaults)
     rounds, max_rounds, states = run.rounds, run.max_rounds, run.states
+    check_fair_settings(fair, fair_trials, fair_half_width)
+    if not isinstance(paired, (bool, np.bool_)):
+        raise InputError(f"paired: got {paired!r:.60}, expected True or False")
     roles = check_names(roles, "roles")
     if not roles or any(r not in SIDES for r in roles):
-        raise InputError(f"--role: got {roles!r}, expected attacker, defender or both")
+        raise InputError(f"roles (--role): got {roles!r:.60}, expected attacker, defender or both")
     base_unit, variant_unit, label = resolve_variant(rs, ros, base, variant, from_text=from_text)
     opps = list(ros.names) if opponents is None else check_names(opponents, "opponents")
     if not opps:

@@ -31,10 +31,14 @@ from sim.stats import Z95
 
 from .jobs import CellJob, job_steps
 
-__all__ = ["CostEstimate", "cost_listener", "announce_cost", "expected_trials", "ANNOUNCE_SECONDS"]
+__all__ = ["CostEstimate", "cost_listener", "announce_cost", "expected_trials", "human_seconds",
+           "ANNOUNCE_SECONDS"]
 
 #: Runs estimated to take longer than this (CPU seconds) are announced on the command line.
 ANNOUNCE_SECONDS = 60.0
+#: A batch whose first, coarse probe bounds it under this many CPU seconds is not probed further (the
+#: command line announces runs of more than two seconds, :mod:`analysis.cli.scale`).
+PROBE_ENOUGH = 2.0
 #: Fights of the two timed probes of a cell (their difference separates the cost per fight
 #: from the fixed cost of a kernel call), after a small untimed call that compiles and warms up.
 PROBE_FIGHTS = (64, 512)
@@ -92,6 +96,11 @@ class CostEstimate:
 
 def _duration(value: float, unit: str) -> str:
     return f"{value:.2g} {unit}"
+
+
+def human_seconds(seconds: float) -> str:
+    """``42 s``, ``12 min``, ``3 h``, ``12 days``."""
+    return _human(seconds)
 
 
 def _human(seconds: float) -> str:
@@ -182,7 +191,8 @@ def announce_cost(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence
     """Estimate ``jobs`` and hand the estimate to the listeners (nothing is probed without one)."""
     if not _listeners or not jobs:
         return None
-    estimate = estimate_cost(ruleset, root, jobs, rounds=rounds, max_rounds=max_rounds, slots=slots)
+    estimate = estimate_cost(ruleset, root, jobs, rounds=rounds, max_rounds=max_rounds, slots=slots,
+                             enough=PROBE_ENOUGH)
     for callback in list(_listeners):
         callback(estimate)
     return estimate

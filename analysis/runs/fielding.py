@@ -43,7 +43,8 @@ from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
 __all__ = ["profile_key", "twin_key", "fielded_copies", "unfieldable", "copy_mixture", "expected_copies",
-           "check_fielding", "FIELDINGS", "RunContext", "budget_in_force", "check_run_arguments"]
+           "check_fielding", "FIELDINGS", "RunContext", "budget_in_force", "check_run_arguments",
+           "check_fair_settings"]
 
 #: The ways a budget fields copies (``expected`` by default).
 FIELDINGS = ("expected", "whole")
@@ -100,6 +101,21 @@ def check_run_arguments(*, states: Any = None, overrides: Any = None, options: A
     if store is not None and not all(callable(getattr(store, m, None)) for m in ("key", "get", "put")):
         raise InputError(f"store: got {type(store).__name__}, expected a results store "
                          "(analysis.runs.store.ResultsStore) or None")
+
+
+def check_fair_settings(fair: Any, fair_trials: Any, fair_half_width: Any) -> None:
+    """``fair``, ``fair_trials`` and ``fair_half_width`` of a sweep or a compare, checked before any work."""
+    from sim.limits import check_trials
+
+    from ..stats.checks import check_flag
+
+    check_flag(fair, "fair")
+    check_trials(fair_trials, "fair_trials")
+    if fair_half_width is not None and (isinstance(fair_half_width, bool) or
+                                        not isinstance(fair_half_width, (int, float, np.integer, np.floating))
+                                        or not 0 < fair_half_width < 0.5):
+        raise InputError(f"fair_half_width: got {fair_half_width!r:.60}, expected a number between 0 and 0.5 "
+                         "or None")
 
 
 def _canonical(x: Any) -> Any:
@@ -238,10 +254,58 @@ class RunContext:
 
         method = pick_method(self.rs, plan, self.rounds, self.max_rounds, half_width=self.half_width,
                              max_trials=self.max_trials, method=self.method, label=label)
-        return CellJob(key, plan, stream, self.max_trials, self.half_width, method=method, **kw)
+        return CellJob(key, plan, stream, self.max_trials, self.half_width, method=method, asked=self._asked, **kw)
+
+    @property
+    def _asked(self) -> str:
+        return self.method  # each cell's own plan chooses its method: the key holds what was asked
 
     def build(self, attacker: Any, defender: Any, copies: Mapping[str, int] | None = None) -> tuple[Any, Any]:
         """``sim.build_matchup`` with this context's settings; ``copies`` overrides the budget's."""
+        matchup = self.matchup(attacker, defender, copies)
+        return matchup, self.plan(matchup)
+
+    def matchup(self, attacker: Any, defender: Any, copies: Mapping[str, int] | None = None) -> Any:
+        """The matchup of :meth:`build`, without its plan (cheap: see :meth:`stored`)."""
+        from sim.api import make_matchup
+
         kw: dict[str, Any] = {"copies": copies} if copies is not None else {"budget": self.budget or "none"}
-        return sim.build_matchup(self.rs, attacker, defender, states=self.states, overrides=self.overrides,
-                                 options=self.options, roster=self.roster, from_text=self.from_text, **kw)
+        return make_matchup(self.rs, attacker, defender, states=self.states, overrides=self.overrides,
+                            options=self.options, roster=self.roster, from_text=self.from_text, **kw)
+
+    def plan(self, matchup: Any) -> Any:
+        """The plan of a matchup from :meth:`matchup` (``sim.build_matchup``'s second half)."""
+        from sim.api import prepare_plan
+
+        return prepare_plan(self.rs, matchup)
+
+    def stored(self, key: Any, matchup: Any, stream: tuple[int, ...], **kw: Any) -> Any:
+        """The result of a cell in the results store, found before its plan is built; None when absent.
+
+        A rerun of a killed run, or a rebalance after its report, then builds no plan
+        for the cells it finished (a plan can cost more than the fights of a cell). The
+        key holds the method asked for, which decides from the plan, always alike, whether
+        the cell is sampled (a tally, checked against its job as
+        :func:`~analysis.runs.jobs.run_jobs` checks it) or answered exactly (an exact
+        outcome, checked to be a distribution of the ruleset's shape).
+        """
+        from .jobs import CellJob, JobResult, stored_result_fits
+
+        if self.store is None:
+            return None
+        job = CellJob(key, None, stream, self.max_trials, self.half_width, identity=matchup, asked=self._asked, **kw)
+        rs = self.rs
+        k = self.store.key(rs, self.root, self.rounds, self.max_rounds, job)
+        if not k:
+            return None
+        if self.method != "mc" and callable(getattr(self.store, "get_exact", None)):  # a cell answered exactly
+            exact = self.store.get_exact(k, len(rs.outcome_categories), tuple(e.name for e in rs.extras))
+            if exact is not None:
+                return JobResult(key, None, exact=exact, from_store=True)
+        hit = self.store.get(k) if self.method != "exact" else None
+        if hit is None:
+            return None
+        if not stored_result_fits(job, rs, *hit):
+            self.store.reject(k)
+            return None
+        return JobResult(key, hit[0], hit[1], from_store=True)

@@ -67,7 +67,14 @@ class CellJob:
     method : {"mc", "exact"}
         How the job is answered (:func:`pick_method` chooses): ``"exact"`` jobs are
         propagated in this process (:func:`sim.exact.exact_outcome`), never sampled,
-        stopped, stored, costed or sent to workers.
+        stopped, costed or sent to workers.
+    asked : {"mc", "auto", "exact"}
+        The method asked for when :func:`pick_method` chose ``method`` from the job's own plan
+        (:meth:`analysis.runs.fielding.RunContext.job`); ``"mc"`` otherwise. It is in the
+        results store's key instead of the plan: under ``"auto"`` a cell's plan decides
+        whether it is sampled or answered exactly, always alike, so the store can hand out
+        either result (a tally, or an exact outcome) before the plan is built. Exact
+        outcomes are stored only for jobs asked ``"auto"`` or ``"exact"``.
     """
 
     key: Any
@@ -79,6 +86,10 @@ class CellJob:
     batch_trials: int = BLOCK_TRIALS
     identity: Any = None
     method: str = "mc"
+    asked: str = "mc"
+    #: Seconds its plan took to build (not in the store's key: recorded with its result, so a rerun that
+    #: takes the result from the store can say roughly what it saved).
+    built_in: float = 0.0
 
 
 @dataclass
@@ -92,6 +103,8 @@ class JobResult:
     from_store: bool = False
     #: The exact outcome distribution of an exact job (then ``tally`` is None).
     exact: Any = None
+    #: CPU seconds its fights took (summed over workers).
+    seconds: float = 0.0
 
     @property
     def method(self) -> str:
@@ -180,7 +193,35 @@ def _new_tally(rs: Ruleset) -> Tally:
     return Tally(len(rs.outcome_categories), tuple(e.name for e in rs.extras))
 
 
+def _exact(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Rounds, max_rounds: int,
+           store: Any) -> JobResult:
+    """An exact job's outcome: from the store, or propagated (and stored).
+
+    Only jobs whose own plan chose the exact method (``asked`` ``"auto"`` or ``"exact"``)
+    are stored: their key says so, as a sampled job's key says it was sampled.
+    """
+    import time
+
+    from sim.exact import exact_outcome
+
+    key = None
+    if store is not None and job.asked != "mc" and callable(getattr(store, "put_exact", None)):
+        key = store.key(rs, root, rounds, max_rounds, job)
+        hit = store.get_exact(key, len(rs.outcome_categories), tuple(e.name for e in rs.extras)) if key else None
+        if hit is not None:
+            return JobResult(job.key, None, exact=hit, from_store=True)
+    start = time.process_time()
+    outcome = exact_outcome(rs, job.plan, rounds, max_rounds)
+    seconds = time.process_time() - start
+    if key:
+        store.put_exact(key, outcome, label=repr(job.key), seconds=job.built_in + seconds)
+    return JobResult(job.key, None, exact=outcome, seconds=seconds)
+
+
 def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Rounds, max_rounds: int) -> JobResult:
+    import time
+
+    start = time.process_time()
     total = _new_tally(rs)
     blocks: list[Tally] | None = [] if job.keep_blocks else None
     steps = job_steps(job)
@@ -192,7 +233,7 @@ def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Ro
             blocks.append(step)
         if _stops(job, total):
             break
-    return JobResult(job.key, total, blocks)
+    return JobResult(job.key, total, blocks, seconds=time.process_time() - start)
 
 
 def _stops(job: CellJob, total: Tally) -> bool:
@@ -343,7 +384,6 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     dict
         Job key to :class:`JobResult`, in job order.
     """
-    from sim.exact import exact_outcome
     from sim.executor import check_executor, executor_slots
 
     from .cost import announce_cost
@@ -354,7 +394,7 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
     keys: dict[int, str | None] = {}
     for job in jobs:  # exact: the chain propagated here, in job order (deterministic, cheaper than a task)
         if job.method == "exact":
-            out[job.key] = JobResult(job.key, None, exact=exact_outcome(ruleset, job.plan, rounds, max_rounds))
+            out[job.key] = _exact(ruleset, root, job, rounds, max_rounds, store)
     todo = [job for job in jobs if job.method != "exact"]
     if store is not None:
         todo = []
@@ -370,26 +410,26 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
                 todo.append(job)
             else:
                 out[job.key] = JobResult(job.key, hit[0], hit[1], from_store=True)
+    workers = max(1, min(check_workers(workers), sum(job_steps(j).count for j in todo) or 1))
+    if todo:  # the estimate first, then the progress
+        announce_cost(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
+                      slots=executor_slots(executor) if executor is not None else workers)
     if progress:
         progress(len(out), len(jobs))
     index = {id(job): i for i, job in enumerate(jobs)}
 
-    def finished(job: CellJob, tally: Tally, blocks: list[Tally] | None) -> None:
-        out[job.key] = JobResult(job.key, tally, blocks)
+    def finished(job: CellJob, tally: Tally, blocks: list[Tally] | None, seconds: float = 0.0) -> None:
+        out[job.key] = JobResult(job.key, tally, blocks, seconds=seconds)
         k = keys.get(index[id(job)])
         if k:
-            store.put(k, tally, blocks, label=repr(job.key))
+            store.put(k, tally, blocks, label=repr(job.key), seconds=job.built_in + seconds)
         if progress:
             progress(len(out), len(jobs))
 
-    workers = max(1, min(check_workers(workers), sum(job_steps(j).count for j in todo) or 1))
-    if todo:
-        announce_cost(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
-                      slots=executor_slots(executor) if executor is not None else workers)
     if executor is None and workers == 1:
         for job in todo:
             res = _run_one(ruleset, root, job, rounds, max_rounds)
-            finished(job, res.tally, res.blocks)
+            finished(job, res.tally, res.blocks, res.seconds)
     elif todo:
         from .runner import local_workers, run_cells
 
@@ -397,7 +437,7 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
         try:
             run_cells(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
                       executor=executor if executor is not None else pool, stop=_stops,
-                      on_done=lambda i, tally, blocks: finished(todo[i], tally, blocks))
+                      on_done=lambda i, tally, blocks, seconds: finished(todo[i], tally, blocks, seconds))
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)

@@ -36,8 +36,8 @@ import pandas as pd
 
 import sim
 from sim.api import provenance as _provenance
-from sim.errors import InputError, MatchupError
-from sim.limits import MAX_MATRIX_UNITS, PlanBudget, check_trials
+from sim.errors import InputError, shown
+from sim.limits import MAX_MATRIX_UNITS, check_trials
 from sim.results import FightResult
 from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
@@ -45,10 +45,11 @@ from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
 from ..stats.estimates import row_trials
-from .cells import Cell, CellBank, mixed_cells
+from .cells import CellBank, mixed_cells
 from .fielding import (RunContext, budget_in_force, check_fielding, check_run_arguments, fielded_copies, profile_key,
                        unfieldable)
-from .jobs import CellJob, JobResult, ProgressCallback, result_row, run_jobs
+from .jobs import CellJob, JobResult, ProgressCallback, run_jobs
+from .pairs import fixed_cells
 from .settings import RunSettings, check_method, run_settings
 from .streams import cell_stream
 
@@ -86,6 +87,8 @@ def resolve_roster(rs: Ruleset, roster: Roster | str | Path | None) -> Roster:
         if roster.ruleset != rs.id:
             raise InputError(f"{roster.source}: a {roster.ruleset} roster, expected a {rs.id} roster")
         return roster
+    if not isinstance(roster, (str, Path)):
+        raise InputError(f"roster: got {shown(roster)}, expected a Roster, a roster file path or None")
     return sim.load_roster(roster, rs.id)
 
 
@@ -165,8 +168,9 @@ class MatchupMatrix:
 
     def wide(self, value: str = "p_attacker") -> pd.DataFrame:
         """``value`` as attacker rows x defender columns (in unit order)."""
-        if value not in self.long.columns:
-            raise InputError(f"matrix: no column {value!r} (columns: {', '.join(self.long.columns)})")
+        if not isinstance(value, str) or value not in self.long.columns:
+            raise InputError(f"value: got {shown(value)}, expected a column of the matrix "
+                             f"({', '.join(self.long.columns)})")
         w = self.long.pivot(index="attacker", columns="defender", values=value)
         w = w.reindex(index=self.units, columns=self.units)
         w.index.name, w.columns.name = "attacker", "defender"
@@ -225,19 +229,6 @@ def saved_matrix(frame: pd.DataFrame, ruleset: str, meta: Mapping[str, Any] | No
                          dict(meta.get("excluded", {})), meta.get("budget"),
                          {u: int(k) for u, k in (meta.get("copies") or {}).items()},
                          dict(meta.get("profiles") or {}), None)
-
-
-def _estimated_tables(names: Sequence[str], plans: Mapping[tuple[str, str], tuple[Any, Any]]) -> float:
-    """The tables of every pair, from the mirror matches: pair ``(a, d)`` as the mean of ``(a, a)`` and
-    ``(d, d)`` (a plan's tables are each side's attacks against the other's), so ``n`` times their sum.
-    A unit whose mirror match could not be built counts as the mean of the others."""
-    from sim.limits import table_bytes
-
-    sizes = {a: table_bytes(plans[(a, a)][1]) for a in names if (a, a) in plans}
-    if not sizes:
-        return 0.0
-    mean = sum(sizes.values()) / len(sizes)
-    return len(names) * sum(sizes.get(a, mean) for a in names)
 
 
 def _payoff_var(p_win: float, p_loss: float, n: int) -> float:
@@ -381,7 +372,7 @@ def matchup_matrix(
                        "attacker copies, defender copies, block")
     else:
         bank = None
-        cells, notes, resumed = _fixed_cells(context, names, progress)
+        cells, notes, resumed = fixed_cells(context, names, progress)
         stream_text = "(blake2b-128(attacker name), blake2b-128(defender name), block"
     excluded = {u: notes[(u, u)] for u in names if all((u, o) in notes and (o, u) in notes for o in names)}
     kept = [u for u in names if u not in excluded]
@@ -433,39 +424,3 @@ def matchup_matrix(
     profiles = {u: profile_key(rs, ros.unit(u)) for u in kept}
     return MatchupMatrix(rs.id, kept, long, results, settings, prov, {**left_out, **excluded}, in_force,
                          {u: copies[u] for u in kept}, profiles, context, resumed, fielding, bank)
-
-
-def _fixed_cells(context: RunContext, names: list[str], progress: ProgressCallback | None
-                 ) -> tuple[dict[tuple[str, str], Cell], dict[tuple[str, str], str], int]:
-    """Every pair fought once at the copies its budget (or one a side) fields, on the cell's own stream."""
-    rs = context.rs
-    plan_budget = PlanBudget("matrix")
-    plans: dict[tuple[str, str], tuple[Any, Any]] = {}
-    notes: dict[tuple[str, str], str] = {}
-
-    def build(a: str, d: str) -> None:
-        try:
-            plans[(a, d)] = context.build(a, d)
-            plan_budget.add(rs, plans[(a, d)][1])
-        except MatchupError as e:
-            notes[(a, d)] = str(e)
-
-    for a in names:  # the mirror matches first: they size the whole matrix before it is built
-        build(a, a)
-    plan_budget.check_estimate(_estimated_tables(names, plans), len(names) ** 2,
-                               "estimated from each unit's mirror match")
-    for a in names:
-        for d in names:
-            if (a, d) not in plans and (a, d) not in notes:
-                build(a, d)
-    jobs = [context.job((a, d), plan, cell_stream(a, d), f"{a} v {d}", identity=matchup)
-            for (a, d), (matchup, plan) in plans.items()]
-    done = run_jobs(rs, context.root, jobs, rounds=context.rounds, max_rounds=context.max_rounds,
-                    workers=context.workers, progress=progress, executor=context.executor, store=context.store)
-    cells = {}
-    for (a, d), (matchup, _) in plans.items():
-        res = done[(a, d)]
-        row = result_row(res)
-        cells[(a, d)] = Cell({**row, "fights": row["trials"]}, res.tally, matchup,
-                             (matchup.copies["attacker"], matchup.copies["defender"]), cell_stream(a, d), res.exact)
-    return cells, notes, sum(r.from_store for r in done.values())

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from sim.budget import copies_for
-from sim.errors import InputError
+from sim.errors import InputError, shown
 from sim.limits import check_int
 
 from ..stats.checks import check_callable, check_seed
@@ -66,6 +66,16 @@ def fair_points(matrix: Any, *, replicates: int = REPLICATES, seed: int = 0,
     seed = check_seed(seed)
     replicates = check_int(replicates, "replicates", 1, 100_000)
     check_callable(progress, "progress")
+    if bt is not None and not (isinstance(bt, (tuple, list)) and len(bt) == 2 and isinstance(bt[0], pd.DataFrame)
+                               and isinstance(bt[1], dict)):
+        raise InputError(f"bt: got {shown(bt)}, expected None or bradley_terry(matrix, full=True): "
+                         "(a DataFrame, a dict)")
+    if curves is not None and not isinstance(curves, dict):
+        raise InputError(f"curves: got {shown(curves)}, expected None or a dict of copy curves by unit")
+    if classes is not None and not (isinstance(classes, dict) and all(
+            isinstance(k, str) and isinstance(v, (list, tuple)) and all(isinstance(u, str) for u in v)
+            for k, v in classes.items())):
+        raise InputError(f"classes: got {shown(classes)}, expected None or a dict of unit -> list of unit names")
     if curves is None:
         curves = complete_curves(matrix, progress)
     return fair_prices(matrix, replicates=replicates, seed=seed, bt=bt, curves=curves, classes=classes)

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from sim.errors import InputError
@@ -155,6 +154,9 @@ class RebalanceResult:
         return not self.still_flagged
 
     def nash_support(self, when: str = "after") -> list[str]:
+        """The units with weight in the equilibrium mix ``"before"`` or ``"after"`` the change."""
+        if not isinstance(when, str) or when not in ("before", "after"):
+            raise InputError(f"when: got {when!r:.40}, expected 'before' or 'after'")
         col = self.verification[f"nash_{when}"]
         return [u for u, w in zip(self.verification["unit"], col) if w > 1e-9]
 
@@ -179,19 +181,43 @@ def _check(ros: Roster, rs: Ruleset, lock: Sequence[str], round_to: Any, toleran
     return tuple(dict.fromkeys(lock))
 
 
-def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Sequence[str] = (), round_to: Any = 1,
-                    tolerance: Any = DEFAULT_TOLERANCE, seed: Any = DEFAULT_SEED) -> tuple[float, tuple[str, ...]]:
-    """Every check of a rebalance that needs no fight (one clear line each): the budget in force and the locks."""
+def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Any = (), round_to: Any = 1,
+                    tolerance: Any = DEFAULT_TOLERANCE, seed: Any = DEFAULT_SEED, max_iterations: Any = 8,
+                    progress: Any = None, half_width: Any = DEFAULT_HALF_WIDTH, max_trials: Any = DEFAULT_MAX_TRIALS,
+                    rounds: Any = None, max_rounds: Any = None, states: Any = None, overrides: Any = None,
+                    options: Any = None, workers: Any = 1, from_text: Any = False, executor: Any = None,
+                    store: Any = None, rules_defaults: Any = False, method: Any = "auto",
+                    max_change: Any = None, drop_unbalanceable: Any = False, robustness: Any = False
+                    ) -> tuple[float, tuple[str, ...]]:
+    """Every check of a rebalance that needs no fight (one clear line each, naming the argument): the budget in
+    force and the locks.
+
+    Takes every argument of :func:`rebalance` but the ruleset and roster (already resolved), so a call
+    with a wrong one fails here, before the first matrix (:mod:`analysis.runs.rebalance_checks`); and
+    refuses a ``round_to`` that no fieldable price of a unit is a multiple of.
+    """
+    from ..stats.checks import check_seed
+    from .rebalance_checks import check_round_to, check_run_arguments_of_rebalance
+
     in_force = rebalance_budget(rs, ros, budget)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"seed: got {seed!r}, expected a non-negative integer")
+    check_seed(seed)
+    check_run_arguments_of_rebalance(rs, lock=lock, max_iterations=max_iterations, progress=progress,
+                                     half_width=half_width, max_trials=max_trials, rounds=rounds,
+                                     max_rounds=max_rounds, states=states, overrides=overrides, options=options,
+                                     workers=workers, from_text=from_text, executor=executor, store=store,
+                                     rules_defaults=rules_defaults, method=method)
     locked = _check(ros, rs, list(lock), round_to, tolerance)
+    check_advice_arguments(tolerance, round_to, max_change)
+    for name, flag in (("drop_unbalanceable", drop_unbalanceable), ("robustness", robustness)):
+        if not isinstance(flag, bool):
+            raise InputError(f"{name}: got {flag!r:.40}, expected True or False")
     if len(ros.names) < 2:
         raise InputError(f"{ros.source}: fewer than two units can be balanced (the roster has {len(ros.names)})")
     for u in ros.names:
         why = unfieldable(rs, ros.unit(u), in_force)
         if why is not None:
             raise InputError(f"budget {in_force:g}: {u} {why}")
+    check_round_to(rs, ros, in_force, float(round_to), locked)
     return in_force, locked
 
 
@@ -299,13 +325,12 @@ def rebalance(
     rs = get_ruleset(ruleset)
     ros = resolve_roster(rs, roster)
     in_force, locked = check_rebalance(rs, ros, budget=budget, lock=lock, round_to=round_to, tolerance=tolerance,
-                                       seed=seed)
-    check_advice_arguments(tolerance, round_to, max_change)
-    if not isinstance(drop_unbalanceable, bool) or not isinstance(robustness, bool):
-        raise InputError(f"drop_unbalanceable, robustness: got {drop_unbalanceable!r}, {robustness!r}, "
-                         "expected True or False")
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 1:
-        raise InputError(f"max_iterations: got {max_iterations!r}, expected a positive integer")
+                                       seed=seed, max_iterations=max_iterations, progress=progress,
+                                       half_width=half_width, max_trials=max_trials, rounds=rounds,
+                                       max_rounds=max_rounds, states=states, overrides=overrides, options=options,
+                                       workers=workers, from_text=from_text, executor=executor, store=store,
+                                       rules_defaults=rules_defaults, method=method, max_change=max_change,
+                                       drop_unbalanceable=drop_unbalanceable, robustness=robustness)
     log = progress or (lambda line: None)
     run = dict(half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
                overrides=overrides, options=options, workers=workers, from_text=from_text, executor=executor,

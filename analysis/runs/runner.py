@@ -88,7 +88,7 @@ def _new_tally(rs: Ruleset) -> Tally:
 
 
 def run_items(ruleset_id: str, root: np.random.SeedSequence, rounds: Rounds, max_rounds: int,
-              items: Sequence[Item]) -> list[tuple[int, int, int, Any, float]]:
+              items: Sequence[Item]) -> list[tuple[int, int, int, Any, float, float]]:
     """Worker task: run step ranges of cells.
 
     Parameters
@@ -97,14 +97,15 @@ def run_items(ruleset_id: str, root: np.random.SeedSequence, rounds: Rounds, max
 
     Returns
     -------
-    list of (cell, start, stop, result, seconds)
-        ``result`` is the list of per-step tallies when ``per_step``, else their merge.
+    list of (cell, start, stop, result, seconds, cpu_seconds)
+        ``result`` is the list of per-step tallies when ``per_step``, else their merge; ``seconds`` the
+        elapsed time, ``cpu_seconds`` this process's CPU time.
     """
     tune_malloc()
     rs = get_ruleset(ruleset_id)
     out = []
     for cell, plan, stream, steps, start, stop, per_step in items:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         tallies = []
         for g in range(start, stop):
             t = _new_tally(rs)
@@ -116,7 +117,7 @@ def run_items(ruleset_id: str, root: np.random.SeedSequence, rounds: Rounds, max
             result = tallies[0]
             for t in tallies[1:]:
                 result = result.merge(t)
-        out.append((cell, start, stop, result, time.perf_counter() - t0))
+        out.append((cell, start, stop, result, time.perf_counter() - t0, time.process_time() - c0))
     return out
 
 
@@ -133,6 +134,7 @@ class _Cell:
     want: int = 1         # steps believed needed: submitted without speculation
     finished: bool = False
     waiting: dict[int, Tally] = field(default_factory=dict)   # per-step results beyond the prefix
+    seconds: float = 0.0  # CPU time of every step range run for it (what a stored result saves)
     tasks: set[int] = field(default_factory=set)   # tasks in flight holding blocks of this cell
     seconds_per_trial: float | None = None
 
@@ -191,7 +193,7 @@ def run_cells(
     max_rounds: int,
     executor: Any,
     stop: Callable[[Any, Tally], bool],
-    on_done: Callable[[int, Tally, list[Tally] | None], None],
+    on_done: Callable[[int, Tally, list[Tally] | None, float], None],
     task_seconds: float = TASK_SECONDS,
 ) -> None:
     """Run ``jobs`` (:class:`analysis.runs.jobs.CellJob`) on ``executor``.
@@ -202,7 +204,8 @@ def run_cells(
         ``stop(job, total)``: the adaptive stopping rule, checked after each step in
         step order (only for jobs with a ``half_width``).
     on_done : callable
-        ``on_done(job_index, tally, blocks)`` as each job finishes (in the calling thread).
+        ``on_done(job_index, tally, blocks, seconds)`` as each job finishes (in the calling thread);
+        ``seconds``: the CPU time of its step ranges, summed over the workers.
     task_seconds : float
         Least estimated work per task (see the module docstring).
     """
@@ -276,7 +279,7 @@ def run_cells(
                 pending.cancel(task_futures.pop(tag))
                 for o in task_cells.pop(tag):
                     o.tasks.discard(tag)
-        on_done(c.index, c.total, c.blocks)
+        on_done(c.index, c.total, c.blocks, c.seconds)
 
     def fold(c: _Cell, start: int, stop_: int, result: Any) -> None:
         nonlocal required
@@ -324,9 +327,10 @@ def run_cells(
             del task_futures[tag]
             for c in task_cells.pop(tag):
                 c.tasks.discard(tag)
-            for index, start, stop_, result, seconds in results:
+            for index, start, stop_, result, seconds, cpu in results:
                 c = cells[index]
                 cost.observe(c, min(stop_ * c.step_trials, c.steps.cap) - start * c.step_trials, seconds)
+                c.seconds += cpu
                 if not c.finished:
                     fold(c, start, stop_, result)
     finally:

@@ -20,8 +20,9 @@ calibration of the one-unit-a-side roster without one).
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from sim.errors import InputError
+from sim.limits import MAX_SWEEP_VALUES
 from sim.rng import BLOCK_TRIALS, SeedLike
 from sim.roster import Roster
 from sim.ruleset import SIDES, Rounds, Ruleset
@@ -144,6 +146,10 @@ def balance_pair(
     ros = resolve_roster(rs, roster)
     if not isinstance(side, str) or side not in ("both", *SIDES):
         raise InputError(f"side: got {side!r}, expected both, attacker or defender")
+    from ..stats.checks import check_number
+
+    lo = check_number(lo, "lo", optional=True)
+    hi = check_number(hi, "hi", optional=True)
     sides = list(SIDES) if side == "both" else [side]
     common = dict(roster=ros, trials=trials, seed=seed, rounds=rounds, max_rounds=max_rounds, states=states,
                   overrides=overrides, options=options, workers=workers, budget=budget, fair=False,
@@ -165,10 +171,15 @@ def balance_pair(
         if hi < lo:
             raise InputError(f"balance: hi ({hi}) is below lo ({lo})")
         if spec.kind == "int":
+            if math.floor(hi) - math.ceil(lo) + 1 > MAX_SWEEP_VALUES:  # every integer is fought: bounded
+                raise InputError(f"lo, hi: {lo:g}..{hi:g} is more than {MAX_SWEEP_VALUES:,} values of {field!r}; "
+                                 "give a narrower range")
             values = list(range(int(math.ceil(lo)), int(math.floor(hi)) + 1))
         else:
             values = list(np.linspace(float(lo), float(hi), 11))
-    values = list(values)
+    elif isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InputError(f"values: got {values!r:.60}, expected a sequence of candidate values or None")
+    values = list(itertools.islice(values, MAX_SWEEP_VALUES + 1))  # more is refused by the sweep, in one line
     if len(values) < 1:
         raise InputError(f"balance: no candidate values for {field!r}")
 

@@ -6,14 +6,20 @@ depend on, built generically (no list of today's settings to keep up to date):
 * the ruleset id and spec, the seed (root entropy and spawn key), ``rounds`` and
   ``max_rounds``;
 * every field of the :class:`~analysis.runs.jobs.CellJob` except its caller-side
-  name (stream, trial cap, stopping rule, batch size, and any field added later);
-  its ``identity`` is the :class:`~sim.ruleset.Matchup` (both units' full
-  definitions after overrides, states, options) and its ``plan`` is what the
-  kernel runs, so a setting that reaches the simulation is in the key whichever
-  way it gets there;
+  name and its plan (stream, trial cap, stopping rule, batch size, the method
+  asked for, and any field added later); its ``identity`` is the
+  :class:`~sim.ruleset.Matchup` (both units' full definitions after overrides,
+  states, options), from which the ruleset prepares the plan the kernel runs, so
+  a setting that reaches the simulation is in the key whichever way it gets there;
 * the versions of meleelab, NumPy and the digest of the simulator's source
-  (``sim`` and the stopping rule in ``analysis/runs/jobs.py``): results of other
-  code are never reused.
+  (``sim`` and the stopping rule in ``analysis/runs/jobs.py``), and of a plugin
+  ruleset's own source: results of other code are never reused.
+
+The plan is left out because it is a function of the matchup and the code, and
+building it can cost more than fighting a cell (a duel between groups builds its
+exact chain: a tenth of a second): a rerun looks each cell up before building its
+plan (:meth:`analysis.runs.fielding.RunContext.stored`), so the cells a killed run
+finished cost nothing the second time.
 
 Values are canonicalised before hashing (dataclasses field by field, mappings
 sorted, sets sorted, arrays by dtype, shape and bytes), so the key is the same
@@ -52,24 +58,31 @@ from sim.rng import BLOCK_TRIALS
 from sim.ruleset import Rounds, Ruleset
 from sim.tally import Moments, Tally
 
-from .store_check import RowSigner, check_row
+from .store_check import RowSigner, check_exact_row, check_row, exact_to_json
 
 __all__ = ["ResultsStore", "canonical", "digest", "tally_to_dict", "tally_from_dict", "STORE_FORMAT", "store_listener"]
 
 #: Bumped when the stored layout or the key recipe changes (old rows are then never matched).
-#: 2: rows are signed (``mac``), adaptive cells run in sub-blocks.
-STORE_FORMAT = 2
+#: 2: rows are signed (``mac``), adaptive cells run in sub-blocks. 3: keyed by the matchup and the method
+#: asked for, without the plan (looked up before the plan is built).
+STORE_FORMAT = 3
 
 #: SQLite ``application_id`` of a results store ("mlab"): tells it from other databases.
 APPLICATION_ID = 0x6D6C6162
-#: The columns of the ``cells`` table (a store of format 1 lacks ``mac``, which is added).
-_COLUMNS = ("key", "format", "label", "tally", "blocks", "mac")
+#: The columns of the ``cells`` table (a store of format 1 lacks ``mac``, and one of format 2 ``seconds``: they
+#: are added). ``seconds``: what the cell took to compute (its plan and its fights), for the note of what a rerun
+#: saved; not signed (it changes no number).
+_COLUMNS = ("key", "format", "label", "tally", "blocks", "mac", "seconds")
+#: The column sets of the earlier formats (their rows are never used: their format is not this one).
+_OLD_COLUMNS = (_COLUMNS[:5], _COLUMNS[:6])
 
 #: What the error says of a database that is not a results store (another program's: never replaced).
 _FOREIGN = "not a meleelab results store"
 
-#: CellJob fields that name a job for its caller and never change its numbers.
-_NOT_IN_KEY = {"key", "method"}  # only Monte Carlo jobs are stored (exact ones are recomputed: no noise, cheap)
+#: CellJob fields that name a job for its caller or time it and never change its numbers, and its plan (a
+#: function of its ``identity``, the matchup, and of the code, both in the key). The method chosen is not in it
+#: either: the method asked for (``asked``) is, and it decides the method from the plan, always alike.
+_NOT_IN_KEY = {"key", "method", "plan", "built_in"}
 
 
 # ------------------------------------------------------------------ keys
@@ -127,8 +140,36 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
+@lru_cache(maxsize=None)
+def ruleset_code_digest(cls: type) -> str:
+    """Digest of a plugin ruleset's own source (its top-level package's ``*.py``); "" for a shipped ruleset
+    (its source is in :func:`code_digest`) or one whose source cannot be found."""
+    import sys
+
+    import sim
+
+    module = sys.modules.get(cls.__module__)
+    path = Path(getattr(module, "__file__", "") or "")
+    if not path.is_file():
+        return ""
+    sim_root = Path(sim.__file__).resolve().parent
+    path = path.resolve()
+    if sim_root in path.parents:
+        return ""
+    top = sys.modules.get(cls.__module__.split(".")[0])
+    top_file = Path(getattr(top, "__file__", "") or "")
+    files = sorted(top_file.resolve().parent.rglob("*.py")) if top_file.name == "__init__.py" else [path]
+    h = hashlib.sha256()
+    for p in files:
+        try:
+            h.update(str(p.name).encode("utf-8") + b"\0" + p.read_bytes() + b"\0")
+        except OSError:
+            continue
+    return h.hexdigest()
+
+
 def cell_key(ruleset: Ruleset, root: np.random.SeedSequence, rounds: Rounds, max_rounds: int, job: Any) -> str | None:
-    """The store key of ``job`` (``None`` when the job has no ``identity``)."""
+    """The store key of ``job`` (``None`` when the job has no ``identity``): its plan need not be built yet."""
     if getattr(job, "identity", None) is None:
         return None
     import sim
@@ -138,7 +179,8 @@ def cell_key(ruleset: Ruleset, root: np.random.SeedSequence, rounds: Rounds, max
         "format": STORE_FORMAT, "ruleset": ruleset.id, "spec": ruleset.spec,
         "seed": {"entropy": root.entropy, "spawn_key": list(root.spawn_key), "pool_size": root.pool_size},
         "rounds": rounds, "max_rounds": int(max_rounds), "block_trials": BLOCK_TRIALS, "job": fields,
-        "versions": {"meleelab": sim.__version__, "numpy": np.__version__, "code": code_digest()},
+        "versions": {"meleelab": sim.__version__, "numpy": np.__version__, "code": code_digest(),
+                     "ruleset_code": ruleset_code_digest(type(ruleset))},
     })
 
 
@@ -184,6 +226,11 @@ def tally_from_dict(d: dict[str, Any]) -> Tally:
         else:
             setattr(t, name, int(v))
     return t
+
+
+def _is_exact(tally_text: str) -> bool:
+    """A row holding an exact outcome (``{"exact": ...}``) rather than a tally."""
+    return tally_text.startswith('{"exact"')
 
 
 # ---------------------------------------------------------------- store
@@ -232,6 +279,9 @@ class ResultsStore:
         Why each of them was not used: a key of
         :data:`analysis.runs.store_check.REASONS` ("another key", "edited",
         "unsigned", "unknown", "impossible").
+    saved_seconds : float
+        What the rows in :attr:`reused` took to compute when they were stored (their plans and
+        fights, as recorded; rows without the record count nothing): roughly what reusing them saved.
 
     Raises
     ------
@@ -248,7 +298,9 @@ class ResultsStore:
         self.shared: set[str] = set()
         self.ignored: set[str] = set()
         self.ignored_why: dict[str, str] = {}
+        self.saved_seconds = 0.0
         self._mine: set[str] = set()  # keys this store saved: trusted under fresh, and not "from an earlier run"
+        self._saved: dict[str, float] = {}  # reused key -> its recorded seconds
         self._db: sqlite3.Connection | None = None
         with self._errors("open"):
             try:
@@ -273,16 +325,18 @@ class ResultsStore:
         tables = [r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         columns = tuple(r[1] for r in self._db.execute("PRAGMA table_info(cells)"))
         ours = app == APPLICATION_ID or (app == 0 and tables in ([], ["cells"]))  # 0: new, or of format 1
-        if not ours or (tables and columns not in (_COLUMNS, _COLUMNS[:-1])):
+        if not ours or (tables and columns not in (_COLUMNS, *_OLD_COLUMNS)):
             what = f"application id {app:#x}" if app not in (0, APPLICATION_ID) else \
                 "tables " + ", ".join(sorted(tables)[:5])
             raise sqlite3.DatabaseError(f"{_FOREIGN}: a database with {what}")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, format INTEGER NOT NULL, "
-                         "label TEXT, tally TEXT NOT NULL, blocks TEXT, mac TEXT)")
-        if columns == _COLUMNS[:-1]:
+                         "label TEXT, tally TEXT NOT NULL, blocks TEXT, mac TEXT, seconds REAL)")
+        if columns == _COLUMNS[:5]:
             self._db.execute("ALTER TABLE cells ADD COLUMN mac TEXT")  # format 1: its rows are unsigned, never used
+        if columns in _OLD_COLUMNS:
+            self._db.execute("ALTER TABLE cells ADD COLUMN seconds REAL")
         if app != APPLICATION_ID:
             self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
@@ -306,15 +360,48 @@ class ResultsStore:
         return self._db
 
     def get(self, key: str) -> tuple[Tally, list[Tally] | None] | None:
-        """The stored ``(tally, blocks)`` of ``key``, or None (absent, or not to be trusted: see :attr:`ignored`)."""
+        """The stored ``(tally, blocks)`` of ``key``, or None (absent, an exact outcome, or not to be trusted:
+        see :attr:`ignored`)."""
+        row = self._signed(key)
+        if row is None or _is_exact(row[0]):
+            return None
+        tally_text, blocks_text, seconds = row
+        try:
+            tally, blocks = check_row(json.loads(tally_text), None if blocks_text is None else json.loads(blocks_text))
+        except (ValueError, TypeError, RecursionError):
+            self._ignore(key, "impossible")  # signed but inconsistent (a bug, or a key that leaked): never used
+            return None
+        self._handed_out(key, seconds)
+        return tally, blocks
+
+    def get_exact(self, key: str, categories: int, extras: tuple[str, ...]) -> Any:
+        """The stored exact outcome (:class:`sim.exact.ExactOutcome`) of ``key``, of a ruleset with
+        ``categories`` outcome categories and these ``extras``; or None (as :meth:`get`)."""
+        row = self._signed(key)
+        if row is None or not _is_exact(row[0]):
+            return None
+        try:
+            outcome = check_exact_row(json.loads(row[0]), categories, extras)
+        except (ValueError, TypeError, RecursionError):
+            self._ignore(key, "impossible")
+            return None
+        self._handed_out(key, row[2])
+        return outcome
+
+    def put_exact(self, key: str, outcome: Any, label: str = "", seconds: float | None = None) -> None:
+        """Save one cell's exact outcome, signed (its plan can cost more than its fights would)."""
+        self._put(key, json.dumps(exact_to_json(outcome)), None, label, seconds)
+
+    def _signed(self, key: str) -> tuple[str, str | None, Any] | None:
+        """``(tally text, blocks text, seconds)`` of a row this user's key signed, else None."""
         if self.fresh and key not in self._mine:
             return None
         with self._errors("read"):
-            row = self.db.execute("SELECT tally, blocks, mac FROM cells WHERE key = ? AND format = ?",
+            row = self.db.execute("SELECT tally, blocks, mac, seconds FROM cells WHERE key = ? AND format = ?",
                                   (key, STORE_FORMAT)).fetchone()
         if row is None:
             return None
-        tally_text, blocks_text, mac = row
+        tally_text, blocks_text, mac, seconds = row
         if not isinstance(tally_text, str) or not isinstance(blocks_text, (str, type(None))):
             self._ignore(key, "impossible")
             return None
@@ -322,16 +409,21 @@ class ResultsStore:
         if why:
             self._ignore(key, why)  # unsigned, another user's key, or edited after signing: computed again
             return None
-        try:
-            tally, blocks = check_row(json.loads(tally_text), None if blocks_text is None else json.loads(blocks_text))
-        except (ValueError, TypeError, RecursionError):
-            self._ignore(key, "impossible")  # signed but inconsistent (a bug, or a key that leaked): never used
-            return None
-        (self.shared if key in self._mine else self.reused).add(key)
-        return tally, blocks
+        return tally_text, blocks_text, seconds
+
+    def _handed_out(self, key: str, seconds: Any) -> None:
+        if key in self._mine:
+            self.shared.add(key)
+        elif key not in self.reused:
+            self.reused.add(key)
+            took = float(seconds) if isinstance(seconds, (int, float)) else 0.0
+            self._saved[key] = took if 0 <= took < 1e9 else 0.0  # a note, never a number of the results
+            self.saved_seconds += self._saved[key]
 
     def reject(self, key: str) -> None:
         """Count a row handed out by :meth:`get` as not used after all (it does not fit its job)."""
+        if key in self.reused:
+            self.saved_seconds -= self._saved.pop(key, 0.0)
         self.reused.discard(key)
         self.shared.discard(key)
         self._ignore(key, "impossible")
@@ -347,15 +439,19 @@ class ResultsStore:
             counts[why] = counts.get(why, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
-    def put(self, key: str, tally: Tally, blocks: list[Tally] | None = None, label: str = "") -> None:
-        """Save one finished cell, signed (committed at once)."""
-        tally_text = json.dumps(tally_to_dict(tally))
+    def put(self, key: str, tally: Tally, blocks: list[Tally] | None = None, label: str = "",
+            seconds: float | None = None) -> None:
+        """Save one finished cell, signed (committed at once); ``seconds``: what it took to compute."""
         blocks_text = None if blocks is None else json.dumps([tally_to_dict(b) for b in blocks])
+        self._put(key, json.dumps(tally_to_dict(tally)), blocks_text, label, seconds)
+
+    def _put(self, key: str, tally_text: str, blocks_text: str | None, label: str, seconds: float | None) -> None:
         row = (key, STORE_FORMAT, label, tally_text, blocks_text,
-               self.signer.sign(key, STORE_FORMAT, tally_text, blocks_text))
+               self.signer.sign(key, STORE_FORMAT, tally_text, blocks_text),
+               None if seconds is None else float(seconds))
         with self._errors("write"):
-            self.db.execute("INSERT OR REPLACE INTO cells (key, format, label, tally, blocks, mac) "
-                            "VALUES (?, ?, ?, ?, ?, ?)", row)
+            self.db.execute("INSERT OR REPLACE INTO cells (key, format, label, tally, blocks, mac, seconds) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)", row)
         self._mine.add(key)
 
     def __len__(self) -> int:

@@ -40,7 +40,8 @@ from sim.files import read_input_bytes
 from sim.limits import MAX_TRIALS
 from sim.tally import Moments, Tally
 
-__all__ = ["RowSigner", "check_row", "key_path", "key_id", "KEY_ENV", "REASONS", "MAX_KEY_BYTES"]
+__all__ = ["RowSigner", "check_row", "key_path", "key_id", "KEY_ENV", "REASONS", "MAX_KEY_BYTES", "exact_to_json",
+           "check_exact_row"]
 
 #: Environment variable naming the key file (tests, several keys, shared machines).
 KEY_ENV = "MELEELAB_STORE_KEY"
@@ -275,3 +276,52 @@ def check_row(tally: Any, blocks: Any) -> tuple[Tally, list[Tally] | None]:
     if not merged.same_as(total):
         raise ValueError("blocks: the per-step tallies do not add up to the total")
     return total, steps
+
+
+# ------------------------------------------------------------------ exact outcomes
+#: The arrays of an exact outcome (:class:`sim.exact.ExactOutcome`), stored as ``float.hex`` text: exact.
+_EXACT_ARRAYS = ("win", "categories", "damage_to_attacker", "damage_to_defender", "rounds")
+
+
+def exact_to_json(outcome: Any) -> dict[str, Any]:
+    """An exact outcome as JSON values that read back bit for bit (every float as ``float.hex``)."""
+    def hexed(a: Any) -> Any:
+        return [hexed(x) for x in a] if isinstance(a, (list, np.ndarray)) else float(a).hex()
+
+    return {"exact": {**{name: hexed(getattr(outcome, name)) for name in _EXACT_ARRAYS},
+                      "capped": hexed(outcome.capped), "truncated": hexed(outcome.truncated),
+                      "extras": [[k, hexed(v)] for k, v in outcome.extras.items()]}}
+
+
+def check_exact_row(data: Any, categories: int, extras: tuple[str, ...]) -> Any:
+    """The :class:`sim.exact.ExactOutcome` of a row, or ValueError: its shapes are the ruleset's (``categories``
+    outcome categories a side, the ``extras`` named) and it is a probability distribution
+    (:meth:`~sim.exact.ExactOutcome.check`)."""
+    from sim.exact import ExactOutcome
+
+    if not isinstance(data, dict) or set(data) != {"exact"} or not isinstance(data["exact"], dict):
+        raise ValueError("not an exact outcome")
+    d = data["exact"]
+
+    def floats(a: Any, depth: int) -> Any:
+        if depth == 0:
+            if not isinstance(a, str):
+                raise ValueError("a probability is not float.hex text")
+            return float.fromhex(a)
+        if not isinstance(a, list):
+            raise ValueError("an array is not a list")
+        return [floats(x, depth - 1) for x in a]
+
+    arrays = {name: np.asarray(floats(d.get(name), 2 if name == "categories" else 1), np.float64)
+              for name in _EXACT_ARRAYS}
+    raw = d.get("extras")
+    if not isinstance(raw, list) or not all(isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)
+                                            for e in raw):
+        raise ValueError("extras: expected [name, probabilities] pairs")
+    if tuple(e[0] for e in raw) != tuple(extras) or arrays["win"].shape != (3,) or \
+            arrays["categories"].shape != (2, categories):
+        raise ValueError("shapes: not this ruleset's outcome")
+    outcome = ExactOutcome(arrays["win"], floats(d.get("capped"), 0), arrays["categories"],
+                           arrays["damage_to_attacker"], arrays["damage_to_defender"], arrays["rounds"],
+                           {k: np.asarray(floats(v, 1), np.float64) for k, v in raw}, floats(d.get("truncated"), 0))
+    return outcome.check()

@@ -46,7 +46,7 @@ from sim.tally import Tally
 from ..stats.checks import check_frame
 from ..stats.fair_prices import FAIR_POINTS_MODEL
 from .compare import batch_trials_for, paired_difference, welch_df
-from .fielding import RunContext, budget_in_force, check_fielding, check_run_arguments
+from .fielding import RunContext, budget_in_force, check_fair_settings, check_fielding, check_run_arguments
 from .jobs import CellJob, JobResult, run_jobs
 from .matrix import cell_stream, check_run_settings, resolve_roster
 from .methods import exact_side, grouped_methods
@@ -192,6 +192,7 @@ def sweep(
     method = check_method(method)
     run = check_run_settings(rs, rounds, max_rounds, trials, states=states, rules_defaults=rules_defaults)
     rounds, max_rounds, states = run.rounds, run.max_rounds, run.states
+    check_fair_settings(fair, fair_trials, fair_half_width)
     overrides = check_side_mappings(overrides, "overrides")
     if not isinstance(side, str) or side not in SIDES:
         raise InputError(f"side: got {side!r:.60}, expected attacker or defender")

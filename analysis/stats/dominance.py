@@ -91,6 +91,7 @@ def intransitive_triples(matrix: Any, z: float | None = None, *, sa: pd.DataFram
     Each cycle is listed once, starting with the unit that comes first in the roster.
     """
     z = check_number(z, "z", lo=0, optional=True)
+    margin = check_number(margin, "margin", lo=0, hi=0.5)
     sa = side_averaged(matrix) if sa is None else sa
     pay = payoff_matrix(matrix, sa=sa)
     se = payoff_matrix(matrix, "payoff_se", sa=sa).fillna(0)

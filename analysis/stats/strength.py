@@ -117,7 +117,8 @@ def side_averaged(matrix: Any) -> pd.DataFrame:
 def payoff_matrix(matrix: Any, value: str = "payoff", sa: pd.DataFrame | None = None) -> pd.DataFrame:
     """Unit x opponent table of a side-averaged column (default the antisymmetric payoff)."""
     check_choice(value, "value", SIDE_AVERAGED_VALUES)
-    sa = side_averaged(matrix) if sa is None else sa
+    sa = side_averaged(matrix) if sa is None else check_frame(sa, "sa", "a side_averaged() table",
+                                                              ("unit", "opponent", value), (value,))
     units = _units(matrix, long_frame(matrix))
     return sa.pivot(index="unit", columns="opponent", values=value).reindex(index=units, columns=units)
 
@@ -133,7 +134,8 @@ def mean_win_rate(matrix: Any, sa: pd.DataFrame | None = None) -> pd.DataFrame:
     Mirror matches are excluded. The standard error is that of a mean of
     independent cell estimates; intervals are normal, clipped to [0, 1].
     """
-    sa = side_averaged(matrix) if sa is None else sa
+    sa = side_averaged(matrix) if sa is None else check_frame(sa, "sa", "a side_averaged() table",
+                                                              ("unit", "opponent"))
     sa = sa[sa["unit"] != sa["opponent"]]
     units = _units(matrix, long_frame(matrix))
     rows = []

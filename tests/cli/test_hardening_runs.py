@@ -137,12 +137,12 @@ def test_scheduler_local_n_is_clamped_to_the_cores_with_a_note(capsys, monkeypat
 # ------------------------------------------------------------------ item 7: a cluster that dies
 def test_a_cluster_failure_is_one_line(capsys, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    from analysis.runs import matrix
+    from analysis.runs import pairs  # the one-a-side cells of a matrix (analysis.runs.pairs.fixed_cells)
 
     def lost(*args, **kwargs):
         raise distributed.client.FutureCancelledError("run_items-1", reason="scheduler-connection-lost")
 
-    monkeypatch.setattr(matrix, "run_jobs", lost)
+    monkeypatch.setattr(pairs, "run_jobs", lost)
     code, _, err = run(capsys, "matrix", "mecha", "--units", "AFS,Nutrocker", "--max-trials", "100", "--quiet")
     one_line(code, err, "--scheduler: the Dask cluster failed during the run", "scheduler-connection-lost")
 

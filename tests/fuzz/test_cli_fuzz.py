@@ -65,6 +65,7 @@ OUT_FILES = {
     "report": ["report.html", "summary.md", "metadata.json", "matrix_long.csv", "matrix.csv", "matrix.png",
                "units.csv", "switches.csv", "rankings.csv"],
     "diff": ["diff.csv", "diff_changed.csv", "diff.png"],
+    "rebalance": ["rebalanced.toml", "changes.csv", "verification.csv", "summary.md", "report.html", "metadata.json"],
 }
 
 # ------------------------------------------------------------------ flag values
@@ -148,9 +149,11 @@ def int_field(draw: Callable, rid: str) -> tuple[str, int]:
 def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
     """``(argv, command)``, with the roster and matrix files it names written into ``tmp``."""
     command = draw(st.sampled_from(["fight", "matrix", "sweep", "compare", "balance", "fight", "matrix", "units",
-                                    "fight", "balance", "report", "rulesets", "bench", "diff", "diff"]))
+                                    "fight", "balance", "report", "rulesets", "bench", "diff", "diff", "rebalance"]))
     if command == "diff":
         return diff_line(draw, tmp), command
+    if command == "rebalance":
+        return rebalance_line(draw, tmp), command
     if command == "rulesets":
         return ["rulesets"] + (["--json"] if one_in(draw, 2) else []), command
     if command == "bench":
@@ -229,7 +232,58 @@ def command_lines(draw: Callable, tmp: Path) -> tuple[list[str], str]:
         argv += ["--out", out if out.startswith("/") else str(tmp / out)]
     if command == "fight" and one_in(draw, 2):
         argv += ["--json"]
+    if command == "report" and rid == "mecha" and one_in(draw, 3):
+        argv += ["--rebalance"]  # mecha cannot field copies: the report is written and says why (issue 38, item 7)
     return argv + ["--quiet"], command
+
+
+#: Two or three one-model duel units at 60 points: a rebalance of a few seconds.
+TINY_DUEL = """ruleset = "duel"
+budget = 60
+[[unit]]
+name = "Guard"
+count = 1
+wounds = 2
+toughness = 4
+ws = 3
+strength = 3
+points = {guard}
+weapon = {{ strength = 3, damage = 1 }}
+[[unit]]
+name = "Blade"
+count = 1
+wounds = 1
+toughness = 4
+ws = 5
+strength = 3
+points = 20
+weapon = {{ strength = 4, damage = 1 }}
+"""
+
+
+def rebalance_line(draw: Callable, tmp: Path) -> list[str]:
+    """``rebalance duel --roster TINY`` with its flags drawn from valid and invalid values."""
+    roster = tmp / "tiny.toml"
+    roster.write_text(TINY_DUEL.format(guard=draw(st.sampled_from([20, 25, 30, 45]))), encoding="utf-8")
+    argv = ["rebalance", "duel", "--roster", str(roster), "--max-trials", draw(st.sampled_from(["64", "256", "0"])),
+            "--half-width", draw(st.sampled_from(["0.3", "0.45", "0.5"]))]
+    if one_in(draw, 2):
+        argv += ["--round-to", draw(st.sampled_from(["1", "5", "2.5", "20", "60", "61", "500", "0", "-1", "x"]))]
+    if one_in(draw, 2):
+        argv += ["--tolerance", draw(st.sampled_from(["2", "10", "25", "0", "26", "nan"]))]
+    if one_in(draw, 3):
+        argv += ["--lock", draw(st.sampled_from(["Guard", "Blade", "Nobody", ""]))]
+    if one_in(draw, 3):
+        argv += ["--budget", draw(st.sampled_from(["60", "90", "none", "10", "-1", "x"]))]
+    for flag in ("--seed", "--rounds", "--max-rounds"):
+        if one_in(draw, 4):
+            argv += flag_value(draw, flag, RUN_FLAGS[flag])
+    if one_in(draw, 4):
+        argv += ["--method", draw(st.sampled_from(["auto", "mc", "exact"]))]
+    if one_in(draw, 2):
+        argv += ["--out", draw(st.sampled_from([str(tmp / "out"), str(tmp / "out" / "deeper"), "", str(tmp / "FILE")]))]
+        (tmp / "FILE").write_text("a file, not a folder")
+    return argv + ["--quiet"]
 
 
 def diff_line(draw: Callable, tmp: Path) -> list[str]:
@@ -323,7 +377,118 @@ def test_cli_any_input_exits_0_with_output_or_2_with_one_line(data: Any) -> None
                 f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+# ------------------------------------------------- flags checked against each other (issue 38, items 3-5)
+#: Mistakes a command must refuse before any work (one line, exit 2, nothing written): each is a flag, or a
+#: flag against the others, wrong in itself; (commands it applies to, argv pieces, words of the message).
+MISTAKES: list[tuple[tuple[str, ...], list[str], str]] = [
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance", "diff"), ["--out", ""], "--out"),
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance", "diff"), ["--out", "   "], "--out"),
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance"), ["--out", "{tmp}/FILE"], "FILE"),
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance"), ["--out", "{tmp}/FILE/below"], "FILE"),
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance"), ["--half-width", "0.5"], "half-width"),
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance"), ["--half-width", "nan"], "half-width"),
+    (("matrix", "balance", "report", "rebalance"), ["--max-trials", "0"], "max-trials"),
+    (("fight", "sweep", "compare"), ["--trials", "-3"], "trials"),
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance"), ["--max-rounds", "0"], "max-rounds"),
+    (("matrix", "sweep", "compare", "balance", "report"), ["--rounds", "0"], "rounds"),
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance"), ["--seed", "-1"], "seed"),
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance"), ["--workers", "2", "--scheduler", "local:2"],
+     "--workers or --scheduler"),
+    (("matrix", "sweep", "compare", "balance", "report", "rebalance"), ["--scheduler", "local:0"], "scheduler"),
+    (("matrix", "balance", "report"), ["--units", "Nobody"], "Nobody"),
+    (("matrix", "balance", "report", "sweep", "compare", "rebalance"), ["--budget", "-5"], "budget"),
+    (("matrix", "balance", "report", "sweep", "compare", "rebalance"), ["--set", "nonsense"], "nonsense"),
+    (("matrix", "balance", "report", "sweep", "compare", "rebalance"), ["--set", "warp=9"], "warp"),
+    (("matrix", "balance", "report", "sweep", "compare", "rebalance"), ["--method", "magic"], "method"),
+    (("matrix", "balance", "report", "sweep", "compare"), ["--fielding", "half"], "fielding"),
+    (("rebalance",), ["--round-to", "500"], "larger than the budget"),
+    (("rebalance",), ["--round-to", "0"], "round-to"),
+    (("rebalance",), ["--round-to", "-2"], "round-to"),
+    (("rebalance",), ["--tolerance", "0"], "tolerance"),
+    (("rebalance",), ["--tolerance", "26"], "tolerance"),
+    (("rebalance",), ["--lock", "Nobody"], "Nobody"),
+    (("rebalance",), ["--budget", "none"], "needs a budget"),
+    (("rebalance",), ["--budget", "10"], "budget 10"),
+    (("report",), ["--all", "--roster", "{roster}"], "--all"),
+    (("report",), ["--feature", "Nobody vs Sellsword"], "Nobody"),
+    (("report",), ["--baseline", "{tmp}/missing"], "missing"),
+    (("sweep",), ["--vary", "ws=3..1"], "ws"),
+    (("sweep",), ["--vary", "points=10..20"], "points"),
+    (("compare",), ["x="], "x"),
+    (("fight", "matrix", "sweep", "compare", "balance", "report", "rebalance"), ["--roster", "{tmp}/missing.toml"],
+     "missing.toml"),
+]
+#: The valid start of each command's line (duel: every command, rebalance too, can field copies), tiny runs.
+BASES = {
+    "fight": ["fight", "duel", "Sellsword", "Knight", "--trials", "100"],
+    "matrix": ["matrix", "duel", "--units", "Sellsword,Knight", "--max-trials", "100"],
+    "sweep": ["sweep", "duel", "Sellsword", "Knight", "--vary", "ws=3..4", "--trials", "100"],
+    "compare": ["compare", "duel", "Sellsword", "ws=5", "Knight", "--trials", "100"],
+    "balance": ["balance", "duel", "--units", "Sellsword,Knight", "--max-trials", "100"],
+    "report": ["report", "duel", "--units", "Sellsword,Knight", "--max-trials", "100", "--out", "{tmp}/r"],
+    "rebalance": ["rebalance", "duel", "--max-trials", "100", "--half-width", "0.3"],
+    "diff": ["diff", "{tmp}/old", "{tmp}/new"],
+}
+
+
+@st.composite
+def mistaken_lines(draw: Callable, tmp: Path) -> tuple[list[str], str, list[str]]:
+    """A valid tiny command line with one to three mistakes from :data:`MISTAKES` put in, in any order."""
+    command = draw(st.sampled_from(sorted(BASES)))
+    fitting = [m for m in MISTAKES if command in m[0]]
+    chosen = draw(st.lists(st.sampled_from(fitting), min_size=1, max_size=3, unique_by=lambda m: tuple(m[1])))
+    (tmp / "FILE").write_text("a file, not a folder")
+    roster = tmp / "roster.toml"
+    roster.write_text('ruleset = "duel"\nbudget = 120\n[[unit]]\nname = "Sellsword"\ncount = 1\nwounds = 3\n'
+                      'toughness = 5\nws = 4\nstrength = 3\npoints = 30\nweapon = { strength = 4, damage = 1 }\n')
+    fill = {"tmp": str(tmp), "roster": str(roster)}
+    base = [a.format(**fill) for a in BASES[command]]
+    pieces = [[a.format(**fill) for a in m[1]] for m in chosen]
+    if draw(st.booleans()):
+        pieces.reverse()
+    argv = base + [a for p in pieces for a in p] + (["--quiet"] if command not in ("diff",) else [])
+    return argv, command, [m[2] for m in chosen]
+
+
+REFUSED: Counter[str] = Counter()
+
+
+@settings(max_examples=examples(1800), deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_a_mistaken_flag_is_refused_in_one_line_before_any_work(data: Any) -> None:
+    """Every mistake (a flag wrong in itself, or against the others) is one line and exit 2, before any matchup
+    is prepared and before anything is written (``--out ''`` used to run 44 s and write nothing, exit 0)."""
+    from sim.rulesets.duel import Duel
+
+    with tempfile.TemporaryDirectory() as tmp:
+        argv, command, words = data.draw(mistaken_lines(Path(tmp)))
+        prepared = []
+        real = Duel.prepare
+
+        def counted(self: Any, matchup: Any) -> Any:
+            prepared.append(matchup)
+            return real(self, matchup)
+
+        Duel.prepare = counted  # type: ignore[method-assign]
+        try:
+            code, out, err = run(argv)
+        finally:
+            Duel.prepare = real  # type: ignore[method-assign]
+        assert "Traceback" not in err, (argv, err)
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code == 2 and len(lines) == 1 and lines[0].startswith("meleelab: error: "), (argv, code, err)
+        assert any(w.lower() in lines[0].lower() for w in words), (argv, words, lines[0])
+        assert not prepared, (argv, "work started before the refusal", lines[0])
+        left = sorted(p.name for p in Path(tmp).iterdir() if p.name not in ("FILE", "roster.toml"))
+        assert left == [], (argv, left)  # nothing written, no folder made
+        REFUSED[command] += 1
+
+
 def teardown_module() -> None:
     if OUTCOMES:
         print(f"\nCLI fuzz: {sum(OUTCOMES.values())} command lines: "
               + ", ".join(f"{k} {v}" for k, v in sorted(OUTCOMES.items())))
+    if REFUSED:
+        print(f"\nCLI fuzz, mistaken flags: {sum(REFUSED.values())} command lines refused before any work: "
+              + ", ".join(f"{k} {v}" for k, v in sorted(REFUSED.items())))

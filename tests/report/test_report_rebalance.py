@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 
 import pandas as pd
-import pytest
 
 from analysis.cli import main
 from analysis.report.build import build_report, write_all
 from analysis.runs.rebalance import rebalance
-from sim.errors import InputError
 
 QUICK = {"max_trials": 2_048, "half_width": 0.05}
 UNITS = ["Sellsword", "Knight", "Brawler"]
@@ -46,12 +44,26 @@ def test_the_report_shows_the_proposal_that_rebalance_alone_makes(tmp_path):
     assert re.findall(r'name = "([^"]+)"', (tmp_path / "r" / "rebalance" / "rebalanced.toml").read_text()) == UNITS
 
 
-def test_a_report_without_copies_refuses_rebalance_before_any_fight(tmp_path, capsys):
-    with pytest.raises(InputError, match="cannot field copies"):
-        build_report("mecha", rebalance=True, **QUICK)
-    assert main(["report", "mecha", "--rebalance", "--out", str(tmp_path / "m"), "--quiet"]) == 2
+def test_a_report_without_copies_is_written_and_says_it_cannot_be_rebalanced(tmp_path, capsys):
+    """Issue 38, item 7: `report mecha --rebalance` used to fail the whole report (exit 2)."""
+    rep = build_report("mecha", units=["AFS", "Nutrocker"], rebalance=True, **QUICK)
+    assert rep.rebalance is None and "cannot field copies" in rep.rebalance_note
+    assert rep.settings["rebalance"] is True and rep.metadata()["rebalance_note"] == rep.rebalance_note
+    page = rep.html()
+    section = page[page.index('id="balanced"'):page.index('id="one-for-one"')]
+    assert "this roster cannot be rebalanced" in section and "cannot field copies" in section
+    assert "this roster cannot be rebalanced" in rep.markdown()
+    # a roster without a budget, likewise
+    assert "needs a budget" in build_report("duel", units=UNITS, budget="none", rebalance=True,
+                                            **QUICK).rebalance_note
+    out = tmp_path / "m"
+    assert main(["report", "mecha", "--units", "AFS,Nutrocker", "--rebalance", "--out", str(out), "--quiet",
+                 "--max-trials", "512"]) == 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "cannot field copies" in err and not (tmp_path / "m").exists()
+    assert err.count("\n") == 1 and err.startswith("meleelab: note: --rebalance: no balanced table") and \
+        "cannot field copies" in err
+    assert (out / "report.html").is_file() and not (out / "rebalance").exists()
+    assert "this roster cannot be rebalanced" in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_report_all_rebalances_only_the_rulesets_that_field_copies(tmp_path):

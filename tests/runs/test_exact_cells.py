@@ -167,3 +167,43 @@ def test_a_plugin_without_exact_falls_back_to_monte_carlo(monkeypatch):
     assert (m.long.method == "mc").all() and (m.long.trials > 0).all()
     with pytest.raises(MatchupError, match="no exact chain"):
         matchup_matrix(rs, roster, units=UNITS[:2], seed=1, method="exact")
+
+
+def test_exact_cells_are_stored_bit_for_bit_and_a_rerun_builds_no_plan_for_them(tmp_path, monkeypatch):
+    """A cell answered exactly costs its plan (the chain) and its propagation: stored too, as float.hex text."""
+    import json
+    import sqlite3
+
+    from analysis.runs.matrix import matchup_matrix
+    from analysis.runs.store import ResultsStore
+    from analysis.runs.store_check import check_exact_row, exact_to_json
+    from sim.rulesets import get_ruleset
+    from sim.rulesets.mecha import Mecha
+
+    rs = get_ruleset("mecha")
+    kw = dict(units=["AFS", "Nutrocker", "Gustav"], seed=3, budget="none", method="auto")
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        first = matchup_matrix("mecha", store=store, **kw)
+        assert (first.long["method"] == "exact").all() and len(store) == 9
+    outcome = next(iter(first.results.values())).exact
+    back = check_exact_row(json.loads(json.dumps(exact_to_json(outcome))), len(rs.outcome_categories),
+                           tuple(e.name for e in rs.extras))
+    for name in ("win", "categories", "damage_to_attacker", "damage_to_defender", "rounds"):
+        assert getattr(back, name).tobytes() == getattr(outcome, name).tobytes(), name
+    built = []
+    prepare = Mecha.prepare
+    monkeypatch.setattr(Mecha, "prepare", lambda self, m: built.append(m) or prepare(self, m))
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        again = matchup_matrix("mecha", store=store, **kw)
+        assert len(store.reused) == 9
+    assert built == [] and again.long.equals(first.long) and again.resumed_cells == 9
+    # --method mc asks for other cells (sampled ones): none of these is handed out
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        assert matchup_matrix("mecha", store=store, **{**kw, "method": "mc", "max_trials": 500}).resumed_cells == 0
+    # an edited exact row is ignored and computed again
+    with sqlite3.connect(tmp_path / "s.sqlite") as con:
+        con.execute("UPDATE cells SET tally = replace(tally, '0x1.', '0x1.1') WHERE tally LIKE '{\"exact\"%'")
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        third = matchup_matrix("mecha", store=store, **kw)
+        assert third.resumed_cells == 0 and len(store.ignored) == 9
+    assert third.long.equals(first.long)

@@ -28,6 +28,9 @@ from analysis.cli import main
     (["rebalance", "duel", "--max-change", "0"], "--max-change"),
     (["rebalance", "duel", "--max-change", "-5"], "--max-change"),
     (["rebalance", "duel", "--max-change", "1000"], "--max-change"),
+    # issue 38, item 5: a rounding step over the budget used to leave every price at 120 with exit 0
+    (["rebalance", "duel", "--round-to", "500"], "--round-to 500: larger than the budget of 120"),
+    (["rebalance", "duel", "--round-to", "121"], "larger than the budget"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, argv, needle):
     out = tmp_path / "out"
@@ -35,6 +38,41 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, argv, needle
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("meleelab: error:") and needle in err[0], err
     assert not out.exists()
+
+
+def test_an_empty_out_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    """Issue 38, item 3: `rebalance duel --out ''` ran the whole rebalance and wrote nothing, exit 0."""
+    monkeypatch.chdir(tmp_path)
+    for empty in ("", "  "):
+        assert main(["rebalance", "duel", "--out", empty, "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--out" in err[0] and "empty" in err[0], err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_rounding_step_no_fieldable_price_of_a_unit_is_a_multiple_of_is_refused(tmp_path, capsys):
+    """A unit of 20 models: a side fields one copy at most, so its only price at 120 points is 120, and 50 does
+    not divide it (units of one model range from 120 / 20 = 6 to 120 and hold 50 and 100)."""
+    path = tmp_path / "crowd.toml"
+    unit = ('[[unit]]\nname = "{}"\ncount = {}\nwounds = 1\ntoughness = 3\nws = 3\nstrength = 3\npoints = {}\n'
+            '[unit.weapon]\nstrength = 3\ndamage = 1\n')
+    path.write_text('ruleset = "duel"\nbudget = 120\n' + unit.format("Lone", 1, 30) + unit.format("Other", 1, 40)
+                    + unit.format("Crowd", 20, 120))
+    out = tmp_path / "out"
+    assert main(["rebalance", "duel", "--roster", str(path), "--round-to", "50", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--round-to 50: Crowd" in err[0] and "from 120 to 120" in err[0], err
+    assert not out.exists()
+    from analysis.runs.rebalance import check_rebalance
+    from analysis.runs.rebalance_checks import price_range
+
+    rs, ros = sim.get_ruleset("duel"), sim.load_roster(path)
+    assert price_range(rs, ros.unit("Crowd"), 120) == (120, 120)
+    assert price_range(rs, ros.unit("Lone"), 120) == (6, 120)
+    with pytest.raises(sim.MeleelabError, match="Crowd"):
+        check_rebalance(rs, ros, round_to=50)
+    assert check_rebalance(rs, ros, round_to=40)[0] == 120  # 120 is a multiple of 40: every unit has a price
+    assert check_rebalance(rs, ros, round_to=50, lock=["Crowd"])[1] == ("Crowd",)  # a locked price is not rounded
 
 
 def test_every_unit_locked_is_refused(tmp_path, capsys):

@@ -128,6 +128,30 @@ def test_rerun_reuses_cells_and_a_changed_unit_recomputes_only_its_cells(tmp_pat
         assert matchup_matrix("duel", ros, store=store, **kw).resumed_cells == 0
 
 
+@pytest.mark.parametrize("budget", [None, "none"])
+def test_a_rerun_builds_no_plan_for_a_stored_cell(tmp_path, monkeypatch, budget):
+    """Issue 38, item 11: the store was asked only after every cell's plan was built, and a duel between groups
+    builds its exact chain (a tenth of a second a plan: more than its fights), so a rerun saved little."""
+    from sim.rulesets.duel import Duel as DuelRuleset
+
+    ros = sim.default_roster("duel")
+    kw = dict(units=["Sellsword", "Goblin Mob", "Militia"], half_width=0.05, max_trials=4_000, seed=5, budget=budget)
+    built = []
+    prepare = DuelRuleset.prepare
+    monkeypatch.setattr(DuelRuleset, "prepare", lambda self, m: built.append(m) or prepare(self, m))
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        first = matchup_matrix("duel", ros, store=store, **kw)
+        cells = len(store)
+        assert cells and len(built) >= cells
+    built.clear()
+    with ResultsStore(tmp_path / "s.sqlite") as store:  # the next run
+        again = matchup_matrix("duel", ros, store=store, **kw)
+    assert again.long.equals(first.long) and again.resumed_cells == cells
+    assert built == []  # every cell came from the store before its plan was needed
+    # the store says what the cells had cost when they were computed (plans and fights)
+    assert store.saved_seconds > 0 and len(store.reused) == cells
+
+
 def test_a_fresh_store_ignores_earlier_rows_but_hands_out_the_cells_it_saved_itself(tmp_path):
     """report --fresh --rebalance: the rebalance reuses the report's cells, never a row of an earlier run."""
     ros = sim.default_roster("duel")
