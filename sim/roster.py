@@ -109,7 +109,17 @@ class Roster:
         return self.unit(name)
 
     def with_lists(self, lists: dict[str, Any]) -> "Roster":
-        """A copy holding ``lists`` (checked by the caller, e.g. :func:`sim.lists.parse_list_tables`)."""
+        """A copy holding ``lists``: name -> :class:`sim.lists.ArmyList` of this roster's units (parsed from a
+        file by :func:`sim.lists.parse_list_tables`)."""
+        from .lists import ArmyList
+
+        if not isinstance(lists, dict) or not all(isinstance(k, str) and isinstance(v, ArmyList) and k == v.name
+                                                   for k, v in lists.items()):
+            raise InputError(f"lists: got {shown(lists)}, expected a dict of list name -> ArmyList")
+        for lst in lists.values():
+            unknown = [u for u, _ in lst.units if u not in self.units]
+            if unknown:
+                raise InputError(f"lists: list {lst.name!r} names {unknown[0]!r}, not a unit of {self.source}")
         return Roster(self.ruleset, self.units, self.options, self.source, self.description, self.budget, dict(lists))
 
     def subset(self, names: list[str]) -> "Roster":

@@ -242,7 +242,9 @@ class Report:
 
     def write_files(self, out_dir: str | Path) -> list[Path]:
         """Write the report's files into ``out_dir`` (a staging folder of :meth:`write` or of ``write_all``)."""
-        out = Path(out_dir)
+        from ..stats.checks import check_path
+
+        out = check_path(out_dir, "out_dir")
         paths = list(write_matrix(self.matrix, out, png=False))
         pngs = self.figures()
         paths.append(atomic_write_bytes(out / "matrix.png", pngs["matrix"]))

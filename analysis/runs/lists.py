@@ -38,6 +38,7 @@ from sim.roster import Roster, check_lookalikes
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
+from ..stats.estimates import score_variance
 from .fielding import RunContext, check_run_arguments
 from .jobs import JobResult, ProgressCallback, result_row, run_jobs
 from .matrix import LONG_COLUMNS, MatchupMatrix, check_run_settings, resolve_roster
@@ -366,6 +367,4 @@ def _score_var(row: Mapping[str, Any], win: str) -> float:
     n = row.get("trials", 0) or 0
     if not n:
         return 0.0                       # exact: no sampling error
-    p, q = float(row[win]), float(row["p_draw"])
-    mean = p + q / 2
-    return max(p + q / 4 - mean * mean, 0.0) / n
+    return score_variance(float(row[win]), float(row["p_draw"]), n)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .estimates import fought_rows, sample_sizes
+from .estimates import fought_rows, sample_sizes, score_variance
 
 __all__ = ["CopyCurve", "curves_from_matrix", "crossing", "next_copies", "score_and_var", "curves_frame"]
 
@@ -94,9 +94,7 @@ class CopyCurve:
 
 def score_and_var(p_win: float, p_draw: float, n: float) -> tuple[float, float]:
     """Score ``p_win + p_draw / 2`` of one cell and the variance of its estimate from ``n`` fights."""
-    s = p_win + p_draw / 2
-    var = max(p_win + p_draw / 4 - s * s, 0.0) / n if n else math.nan
-    return s, var
+    return p_win + p_draw / 2, score_variance(p_win, p_draw, n)
 
 
 def _side_averaged(cells: dict[tuple[str, str], tuple[float, float, float, float]], unit: str,

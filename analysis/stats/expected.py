@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .estimates import row_trials
+from .estimates import row_trials, score_variance
 from .fair_prices import FAIR_COLUMNS, _quantiles
 
 __all__ = ["ExpectedCurve", "linear_crossing", "price_curve", "EXPECTED_COLUMNS", "EXPECTED_MODEL",
@@ -291,8 +291,7 @@ def unit_scores(long: pd.DataFrame, classes: Mapping[str, Sequence[str]],
             w = len(theirs)
             total += w * (a.p_attacker + a.p_draw / 2 + d.p_defender + d.p_draw / 2) / 2
             for c, win in ((a, a.p_attacker), (d, d.p_defender)):
-                s_ = win + c.p_draw / 2
-                var += w * w * max(win + c.p_draw / 4 - s_ * s_, 0.0) / max(row_trials(c), 1.0) / 4  # exact: 0
+                var += w * w * score_variance(win, c.p_draw, row_trials(c)) / 4  # exact: 0
         score, se = total / n, math.sqrt(var) / n
         lo, hi = score - 1.96 * se, score + 1.96 * se
         for u in members:

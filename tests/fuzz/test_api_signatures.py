@@ -69,6 +69,17 @@ points = 20
 weapon = { strength = 4, damage = 1 }
 """
 
+#: The small duel roster with two army lists, for the list functions.
+LISTS = """
+[[list]]
+name = "Pair"
+units = { "Guard" = 2 }
+
+[[list]]
+name = "Mix"
+units = { "Guard" = 1, "Blade" = 1 }
+"""
+
 _FX: dict[str, Any] = {}
 
 
@@ -84,6 +95,10 @@ def fixtures() -> dict[str, Any]:
     duel = folder / "small_duel.toml"
     duel.write_text(SMALL_DUEL)
     roster = sim.load_roster(duel)
+    listed = folder / "small_duel_lists.toml"
+    listed.write_text(SMALL_DUEL + LISTS)
+    lists_roster = sim.load_roster(listed)
+    lists = analysis.list_matrix("duel", lists_roster, max_trials=200, half_width=None, seed=1)
     rb = analysis.rebalance("duel", roster, max_trials=256, half_width=None, max_iterations=1)
     sw = analysis.sweep("mecha", "AFS", "defence", [1, 2], ["Nutrocker"], trials=200, seed=1, budget="none")
     result = sim.fight("mecha", "AFS", "Nutrocker", trials=200, seed=1, method="mc")
@@ -91,7 +106,7 @@ def fixtures() -> dict[str, Any]:
     _FX.update(folder=folder, matrix=m, report=report, duel=duel, roster=roster, rebalance=rb, sweep=sw,
                result=result, summary=summary, payoff=m.payoff_matrix(), wide=m.wide(), rankings=summary.rankings,
                fair=summary.fair_points, mecha=sim.default_roster("mecha"),
-               unit=sim.default_roster("mecha").unit("AFS"))
+               unit=sim.default_roster("mecha").unit("AFS"), lists_roster=lists_roster, lists=lists)
     return _FX
 
 
@@ -124,6 +139,12 @@ def valid_calls() -> dict[str, tuple[Callable[..., Any], dict[str, Any]]]:
         "marginal_value": (analysis.marginal_value, {"frame": fx["sweep"]}),
         "matchup_matrix": (analysis.matchup_matrix, {"ruleset": "mecha", "units": ["AFS", "Nutrocker"], **small}),
         "nash_equilibrium": (analysis.nash_equilibrium, {"payoff": fx["payoff"]}),
+        "list_matrix": (analysis.list_matrix, {"ruleset": "duel", "roster": fx["lists_roster"], "max_trials": 200,
+                                               "half_width": None, "seed": 1}),
+        "meta": (analysis.meta, {"ruleset": "duel", "roster": fx["lists_roster"], "budget": 40, "max_trials": 256,
+                                 "screen_trials": 128, "half_width": None, "max_iterations": 1, "starts": 1,
+                                 "batch": 2, "seed": 1}),
+        "unit_values": (analysis.unit_values, {"matrix": fx["lists"], "draws": 100}),
         "payoff_matrix": (analysis.payoff_matrix, {"matrix": fx["matrix"]}),
         "rebalance": (analysis.rebalance, {"ruleset": "duel", "roster": fx["roster"], "max_trials": 256,
                                            "half_width": None, "max_iterations": 1}),
@@ -164,9 +185,13 @@ def valid_calls() -> dict[str, tuple[Callable[..., Any], dict[str, Any]]]:
         "MatchupMatrix.wide": (fx["matrix"].wide, {"value": "p_attacker"}),
         "RebalanceResult.nash_support": (fx["rebalance"].nash_support, {"when": "after"}),
         "Report.write": (fx["report"].write, {"out_dir": _out("report")}),
+        "Report.write_files": (fx["report"].write_files, {"out_dir": _out("report_files")}),
         "FightResult.damage": (fx["result"].damage, {"to": "attacker"}),
         "FightResult.damage_distribution": (fx["result"].damage_distribution, {"to": "defender"}),
         "FightResult.extra": (fx["result"].extra, {"name": next(iter(fx["result"].tally.extras), "x")}),
+        "Roster.army_list": (fx["lists_roster"].army_list, {"name": "Pair"}),
+        "Roster.side": (fx["lists_roster"].side, {"name": "Mix"}),
+        "Roster.with_lists": (fx["lists_roster"].with_lists, {"lists": dict(fx["lists_roster"].lists)}),
         "Roster.subset": (fx["mecha"].subset, {"names": ["AFS"]}),
         "Roster.unit": (fx["mecha"].unit, {"name": "AFS"}),
         "Roster.with_budget": (fx["roster"].with_budget, {"budget": 60.0}),
