@@ -345,27 +345,42 @@ def rebalance(
     summary = balance_summary(before, seed=0, tolerance=tolerance, advice=options_)
     advice = summary.advice
     dropped: dict[str, str] = {}
-    if drop_unbalanceable:
-        dropped = {u: why for u, why in advice.exempt.items() if "the cap of" not in why}
-        if dropped:
-            log(f"left out of the file (--drop-unbalanceable): {', '.join(dropped)}")
-            advice = advise(before, summary.fair_points, tolerance=tolerance,
-                            units=[u for u in names if u not in dropped], **options_)
-        else:
-            log("--drop-unbalanceable: every unit can be balanced by points, nothing is left out")
-    kept = [u for u in names if u not in dropped]
-    if len(kept) < 2:
-        raise InputError(f"{rs.id}: fewer than two units are left once the units points cannot balance are dropped")
-    final = {u: float(advice.prices[u]) for u in kept}
-    written = _repriced(ros, final, list(dropped))
-    v_seed = verification_seed(int(seed), final)
-    log(f"the proof: the written table fought again at seed {v_seed}")
-    after = matchup_matrix(rs, written, seed=v_seed, **run)
-    proof_summary = balance_summary(after, seed=0, tolerance=tolerance,
-                                    advice=dict(lock=locked, round_to=float(round_to), max_change=max_change))
-    proof = proof_summary.advice
+    found_in_proof: dict[str, str] = {}
+    runs = 1
+    while True:
+        if drop_unbalanceable:
+            new = {u: why for u, why in {**advice.exempt, **found_in_proof}.items()
+                   if "the cap of" not in why and u not in dropped}
+            if new:
+                dropped |= new
+                log(f"left out of the file (--drop-unbalanceable): {', '.join(new)}")
+                advice = advise(before, summary.fair_points, tolerance=tolerance,
+                                units=[u for u in names if u not in dropped], **options_)
+            elif not dropped:
+                log("--drop-unbalanceable: every unit can be balanced by points, nothing is left out")
+        kept = [u for u in names if u not in dropped]
+        if len(kept) < 2:
+            raise InputError(f"{rs.id}: fewer than two units are left once the units points cannot balance are "
+                             "dropped")
+        final = {u: float(advice.prices[u]) for u in kept}
+        written = _repriced(ros, final, list(dropped))
+        v_seed = verification_seed(int(seed), final)
+        log(f"the proof: the written table fought again at seed {v_seed}")
+        after = matchup_matrix(rs, written, seed=v_seed, **run)
+        runs += 1
+        proof_summary = balance_summary(after, seed=0, tolerance=tolerance,
+                                        advice=dict(lock=locked, round_to=float(round_to), max_change=max_change))
+        proof = proof_summary.advice
+        table_a = proof.table.set_index("unit")
+        # a unit the listed table could still hold but its new price cannot (e.g. moved to the budget, the
+        # dearest price a side can field, and still above 50%): the proof says why; asked to, drop it and prove
+        # again (once: the units left are those the listed table and the first proof could both hold)
+        found_in_proof = {u: str(table_a.loc[u, "note"]) or "points cannot balance it on the table written"
+                          for u in kept if not bool(table_a.loc[u, "held"]) and u not in advice.exempt}
+        if not (drop_unbalanceable and found_in_proof and runs == 2):
+            break
     still = tuple(proof.changed)
-    table_b, table_a = advice.table.set_index("unit"), proof.table.set_index("unit")
+    table_b = advice.table.set_index("unit")
     nash_b, nash_a = summary.nash.set_index("unit"), proof_summary.nash.set_index("unit")
     held_after = [u for u in kept if bool(table_a.loc[u, "held"])]
     dev = max((abs(float(table_a.loc[u, "score"]) - 0.5) for u in held_after), default=0.0)
@@ -374,7 +389,8 @@ def rebalance(
         old = float(ros.unit(u).points)
         new = final.get(u, math.nan)
         lo, hi = _window(proof_summary.fair_points, u, in_force, tolerance) if u in final else (math.nan, math.nan)
-        note = dropped.get(u) or str(table_b.loc[u, "note"]) if u in table_b.index else dropped.get(u, "")
+        note = dropped.get(u) or (str(table_b.loc[u, "note"]) if u in table_b.index else "") or \
+            found_in_proof.get(u, "")
         changes.append({"unit": u, "old_points": old, "new_points": new,
                         "change_pct": 100 * (new - old) / old if math.isfinite(new) else math.nan,
                         "new_lo": lo, "new_hi": hi, "changed": u in final and not math.isclose(new, old),
@@ -410,10 +426,10 @@ def rebalance(
                 "budget": in_force, "lock": list(locked), "round_to": float(round_to), "tolerance": tolerance,
                 "seed": int(seed), "verification_seed": v_seed, "max_change": max_change,
                 "drop_unbalanceable": drop_unbalanceable, "robustness": robustness}
-    excluded = {u: w for u, w in advice.exempt.items() if u not in dropped}
+    excluded = {u: w for u, w in {**advice.exempt, **found_in_proof}.items() if u not in dropped}
     return RebalanceResult(
         rs.id, in_force, ros, written, pd.DataFrame(changes, columns=CHANGES_COLUMNS), verification, excluded,
-        locked, tolerance, float(round_to), int(seed), v_seed, 2, before.bank.fought + after.bank.fought,
+        locked, tolerance, float(round_to), int(seed), v_seed, runs, before.bank.fought + after.bank.fought,
         before.bank.reused + after.bank.reused, before.bank.from_store + after.bank.from_store, advice.balanced,
         float(dev), still, settings, advice, proof, robust, dropped, max_change,
         float(sum(float(ros.unit(u).points) for u in names)), float(sum(final.values())))

@@ -77,7 +77,7 @@ def test_a_unit_points_cannot_balance_stays_in_the_proof_and_the_section_says_wh
     path.write_text('ruleset = "duel"\nbudget = 120\n' + "".join(
         f'[[unit]]\nname = "{n}"\ncount = 1\nwounds = {w}\ntoughness = {t}\nws = {ws}\nstrength = 3\n'
         f'points = {p}\n[unit.weapon]\nstrength = {s}\ndamage = 1\n'
-        for n, w, t, ws, s, p in [("Guard", 2, 4, 3, 3, 30), ("Blade", 2, 4, 5, 4, 30), ("Titan", 12, 6, 6, 6, 100)]))
+        for n, w, t, ws, s, p in [("Guard", 2, 4, 3, 3, 30), ("Blade", 2, 4, 5, 4, 30), ("Titan", 4, 6, 6, 6, 100)]))
     rep = build_report("duel", path, seed=1, rebalance=True, **QUICK)
     assert rep.rebalance is not None and "Titan" in rep.rebalance.rebalanced.names
     assert "even with one copy" in rep.rebalance.excluded["Titan"]

@@ -157,14 +157,41 @@ def test_robustness_scores_both_tables_at_three_budgets_and_three_seeds(tmp_path
         assert part["score"].mean() == pytest.approx(0.5, abs=1e-9)
 
 
+def _with_titan(wounds: int) -> str:
+    """SMALL with a Titan at 100 points: with 8 wounds it scores above 50% even as one copy at the budget."""
+    return SMALL.replace('[[unit]]\nname = "Brute"', f'[[unit]]\nname = "Titan"\ncount = 1\nwounds = {wounds}\n'
+                         'toughness = 6\nws = 6\nstrength = 6\npoints = 100\n[unit.weapon]\nstrength = 6\n'
+                         'damage = 1\n[[unit]]\nname = "Brute"')
+
+
+@pytest.mark.slow
+def test_a_unit_only_the_proof_finds_unbalanceable_is_named_and_dropped_when_asked(tmp_path, capsys):
+    """With 6 wounds the listed table can still hold the Titan (its fair price is above the budget, so the advice
+    moves it there), and only the proof finds it above 50% as one copy: its row says why, the summary names it,
+    and --drop-unbalanceable leaves it out and proves again."""
+    path = tmp_path / "titan6.toml"
+    path.write_text(_with_titan(6))
+    kept = tmp_path / "kept"
+    assert main(["rebalance", "duel", "--roster", str(path), *QUICK, "--no-robustness", "--out", str(kept),
+                 "--quiet"]) == 0
+    text = capsys.readouterr().out
+    changes = pd.read_csv(kept / "changes.csv").set_index("unit")
+    assert not changes.loc["Titan", "balanceable"] and "even with one copy" in changes.loc["Titan", "note"]
+    assert "Points alone cannot balance Titan" in text
+    dropped = tmp_path / "dropped"
+    assert main(["rebalance", "duel", "--roster", str(path), *QUICK, "--no-robustness", "--drop-unbalanceable",
+                 "--out", str(dropped), "--quiet"]) == 0
+    assert "Titan" not in sim.load_roster(dropped / "rebalanced.toml").names
+    assert "Left out of the file (--drop-unbalanceable): Titan" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # three rebalances with group fights: about 40 s on 2 cores
 def test_drop_unbalanceable_leaves_the_unit_out_of_the_file_and_says_so_when_there_is_none(tmp_path, capsys):
     """A unit that wins even as one copy at the whole budget stays in the file by default, moved to the dearest
     price a side can field and an opponent in the proof; --drop-unbalanceable leaves it out of the file and the
     proof; with none to drop, it is a note."""
     path = tmp_path / "mob.toml"
-    path.write_text(SMALL.replace('[[unit]]\nname = "Brute"', '[[unit]]\nname = "Titan"\ncount = 1\nwounds = 12\n'
-                                  'toughness = 6\nws = 6\nstrength = 6\npoints = 100\n[unit.weapon]\nstrength = 6\n'
-                                  'damage = 1\n[[unit]]\nname = "Brute"'))
+    path.write_text(_with_titan(8))
     kept = tmp_path / "kept"
     assert main(["rebalance", "duel", "--roster", str(path), *QUICK, "--no-robustness", "--out", str(kept),
                  "--quiet"]) == 0
