@@ -251,10 +251,13 @@ def render_report(rep: Any) -> str:
     return environment().get_template("report.html").render(report_context(rep))
 
 
-def render_index(headlines: Sequence[Mapping[str, Any]], failed: Mapping[str, str]) -> str:
-    """The index page of ``report --all``: one row per report (linked), then the rulesets that failed."""
+def render_index(headlines: Sequence[Mapping[str, Any]], failed: Mapping[str, str],
+                 command: str = "meleelab report --all --out reports/") -> str:
+    """The index page of ``report --all``: how it was made (``command``), one row per report (linked), then the
+    rulesets that failed."""
     frame = pd.DataFrame(list(headlines))
     view = rt.table_view(frame, rt.HEADLINE, hrefs={"ruleset": lambda r: f"{r['ruleset']}/report.html"}) if len(
         frame) else rt.TableView((), ())
     return environment().get_template("index.html").render(
-        title="meleelab balance reports", nav=[], version=_version(), reports=view, failed=list(failed.items()))
+        title="meleelab balance reports", nav=[], version=_version(), reports=view, failed=list(failed.items()),
+        command=command)

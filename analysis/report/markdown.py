@@ -111,10 +111,11 @@ def summary(rep: Any) -> str:
     return "\n".join(lines)
 
 
-def index(headlines: Sequence[Mapping[str, Any]], failed: Mapping[str, str]) -> str:
-    """index.md of ``report --all``."""
-    md = ["# meleelab balance reports", "", "One report per registered ruleset (shipped roster), made by "
-          "`meleelab report --all --out reports/`.", ""]
+def index(headlines: Sequence[Mapping[str, Any]], failed: Mapping[str, str],
+          command: str = "meleelab report --all --out reports/") -> str:
+    """index.md of ``report --all`` (``command``: how it was made)."""
+    md = ["# meleelab balance reports", "", f"One report per registered ruleset (shipped roster), made by "
+          f"`{command}`.", ""]
     frame = pd.DataFrame(list(headlines))
     if len(frame):
         view = rt.table_view(frame, rt.HEADLINE)

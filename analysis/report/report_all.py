@@ -104,6 +104,9 @@ def _write_tree(out: Path, reports: Sequence[Report], failed: Mapping[str, str])
     for rep in reports:
         paths += rep.write_files(out / rep.ruleset.id)
     headlines = [rep.headline() for rep in reports]
-    paths.append(atomic_write_text(out / "index.html", render_index(headlines, failed)))
-    paths.append(atomic_write_text(out / "index.md", index(headlines, failed)))
+    flags = [flag for flag, on in (("--rebalance", any(r.settings.get("rebalance") for r in reports)),
+                                   ("--lists", any(r.lists is not None for r in reports))) if on]
+    command = " ".join(["meleelab report --all", *flags, "--out reports/"])  # the index says how it was made
+    paths.append(atomic_write_text(out / "index.html", render_index(headlines, failed, command)))
+    paths.append(atomic_write_text(out / "index.md", index(headlines, failed, command)))
     return paths
