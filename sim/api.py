@@ -185,7 +185,8 @@ def parse_settings(ruleset: str | Ruleset, items: Iterable[str]) -> Settings:
     (states, overrides, options)
     """
     rs = get_ruleset(ruleset)
-    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+    # a table (a DataFrame: ndim 2) iterates its column names, not its cells: refused with the rest
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable) or getattr(items, "ndim", 1) != 1:
         raise InputError(f"items: got {type(items).__name__} {_short(items)}, expected a list of "
                          "'SIDE.KEY=VALUE' or 'OPTION=VALUE' strings")
     states: dict[str, dict[str, Any]] = {}

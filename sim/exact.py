@@ -353,10 +353,18 @@ def exact_outcome(rs: Ruleset, plan: Any, rounds: Rounds, max_rounds: int) -> Ex
 
 
 def trials_for_half_width(half_width: float, p: float = 0.5) -> int:
-    """Fights a Monte Carlo run needs for a 95% half-width ``half_width`` at probability ``p`` (normal approximation)."""
+    """Fights a Monte Carlo run needs for a 95% half-width ``half_width`` at probability ``p`` (normal approximation).
+
+    A half-width so small that the count passes :data:`sim.limits.MAX_TRIALS` gives that limit (``1e-300``
+    squared is 0 in floating point: no division by it); the run's own ``max_trials`` caps it below that.
+    """
+    from .limits import MAX_TRIALS
+
     if not 0 < half_width < 1:
         raise InputError(f"half_width: got {half_width!r}, expected a number between 0 and 1")
-    return max(1, math.ceil(Z95**2 * p * (1 - p) / half_width**2))
+    square = half_width**2
+    n = Z95**2 * p * (1 - p) / square if square > 0 else math.inf
+    return max(1, math.ceil(n)) if n < MAX_TRIALS else MAX_TRIALS
 
 
 def mc_work(trials: int) -> int:

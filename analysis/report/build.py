@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from sim.errors import InputError
 from sim.results import FightResult
 from sim.roster import Roster
 from sim.ruleset import Ruleset
@@ -423,17 +424,15 @@ def build_report(
     # copies and a budget, before any fight (the rest is the section's to explain); a roster that has not both
     # cannot be rebalanced at all: the report says why (``refused``)
     refused = ""
+    if check_flag(lists, "lists") and not rs.fields_lists:
+        raise InputError(f"{rs.id}: {rs.lists_refusal}, so army lists are not available (--lists)")
     if check_flag(rebalance, "rebalance"):
-        from sim.errors import InputError
-
         from ..runs.rebalance import rebalance_budget
 
         try:
             rebalance_budget(rs, ros, budget)
         except InputError as e:
             refused = str(e)
-    if lists and not rs.fields_lists:
-        raise InputError(f"{rs.id}: {rs.lists_refusal}, so army lists are not available (--lists)")
     run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
                executor=executor, store=store, rules_defaults=rules_defaults, method=method)

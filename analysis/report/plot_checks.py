@@ -144,9 +144,12 @@ def check_labels(labels: Any, count: int) -> list[str] | None:
 
 
 def probability_table(value: Any, name: str) -> pd.DataFrame:
-    """A non-empty table of numbers (rows x columns of probabilities)."""
-    frame = plot_frame(value, name, "a table of probabilities (MatchupMatrix.wide())",
-                       numeric=list(value.columns) if isinstance(value, pd.DataFrame) else ())
+    """A non-empty table of numbers (rows x columns of probabilities): a frame, or a mapping or records made
+    into one, every column checked to hold numbers (``{"attacker": {"x": []}}`` is one line, not pandas'
+    "setting an array element with a sequence")."""
+    what = "a table of probabilities (MatchupMatrix.wide())"
+    frame = plot_frame(value, name, what)
+    frame = check_frame(frame, name, what, (), numeric=list(frame.columns))
     if not frame.shape[0] or not frame.shape[1]:
         raise InputError(f"{name}: an empty table ({frame.shape[0]} rows, {frame.shape[1]} columns): nothing to draw")
     return frame

@@ -18,6 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
 
+from sim.errors import InputError
+
 from .plot_checks import (check_ax, check_bool, check_column, check_labels, check_names, check_result, check_results,
                           check_text, plot_frame, probability_table, wdl_data)
 from .plot_layout import legend_above_data, legend_outside, line_styles, plain_log_axis, wrap_label, x_tick_labels
@@ -344,8 +346,6 @@ def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str 
     lo_col = next((c for c in (f"{value}_lo", "lo") if c in frame), None)
     hi_col = next((c for c in (f"{value}_hi", "hi") if c in frame), None)
     if lo_col is None or hi_col is None:
-        from sim.errors import InputError
-
         raise InputError(f"rankings: no interval for {value!r} (columns {value}_lo and {value}_hi, or lo and hi)")
     frame = plot_frame(frame, "rankings", "a rankings frame", [], [value, lo_col, hi_col])
     frame = frame.sort_values(value, kind="mergesort")
@@ -464,6 +464,8 @@ def interpretation_bars(frame: pd.DataFrame, ax: Axes | None = None, *, value: s
     check_text(lo, "lo")
     check_text(hi, "hi")
     order = check_names(order, "order")
+    if order is not None and not order:
+        raise InputError("order: got an empty list, expected the settings to draw (or None: all of them)")
     frame = plot_frame(frame, "frame", "a long frame (one row per group and series)", [value, group, series],
                        [c for c in (value, lo, hi) if c])
     settings = list(order) if order is not None else list(dict.fromkeys(frame[series]))

@@ -37,7 +37,7 @@ import numpy as np
 
 import sim
 from sim.budget import copies_for, resolve_budget
-from sim.errors import InputError, MatchupError
+from sim.errors import InputError, MatchupError, shown
 from sim.roster import Roster
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
@@ -54,8 +54,8 @@ def check_fielding(fielding: Any) -> str:
     """``"expected"`` or ``"whole"`` (None: expected)."""
     if fielding is None:
         return "expected"
-    if fielding not in FIELDINGS:
-        raise InputError(f"fielding: got {fielding!r}, expected one of {', '.join(FIELDINGS)}")
+    if not isinstance(fielding, str) or fielding not in FIELDINGS:
+        raise InputError(f"fielding: got {shown(fielding)}, expected one of {', '.join(FIELDINGS)}")
     return str(fielding)
 
 

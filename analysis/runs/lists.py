@@ -28,7 +28,7 @@ import pandas as pd
 
 from sim.api import provenance as _provenance
 from sim.budget import resolve_budget
-from sim.errors import InputError, MatchupError, Where
+from sim.errors import InputError, MatchupError, Where, shown
 from sim.files import parse_toml, read_input_text
 from sim.limits import MAX_MATRIX_UNITS, MAX_ROSTER_BYTES
 from sim.lists import ArmyList, composition_name, field_list, list_models, list_points, parse_list_tables
@@ -41,6 +41,7 @@ from sim.rulesets import get_ruleset
 from ..stats.estimates import score_variance
 from .fielding import RunContext, check_run_arguments
 from .jobs import JobResult, ProgressCallback, result_row, run_jobs
+from .list_checks import check_list_run, check_lists_file
 from .matrix import LONG_COLUMNS, MatchupMatrix, check_run_settings, resolve_roster
 from .settings import check_method
 from .streams import cell_stream
@@ -56,8 +57,7 @@ def load_lists_file(rs: Ruleset, roster: Roster, path: str | Path) -> dict[str, 
     The file holds ``[[list]]`` tables (and optionally ``ruleset``, which must match);
     anything else is refused in one line.
     """
-    if not isinstance(path, (str, Path)):
-        raise InputError(f"lists: got {type(path).__name__}, expected a file path")
+    check_lists_file(path)
     text = read_input_text(path, "lists file", MAX_ROSTER_BYTES)
     if not str(path).lower().endswith(".toml"):
         raise InputError(f"{path}: a lists file is TOML ([[list]] tables), got {Path(path).suffix or 'no suffix'!r}")
@@ -206,14 +206,14 @@ def list_matrix(
     rs = get_ruleset(ruleset)
     method = check_method(method)
     check_run_arguments(states=states, options=options, progress=progress, from_text=from_text, store=store)
+    check_list_run(half_width=half_width, max_trials=max_trials, seed=seed, workers=workers, executor=executor,
+                   lists_file=lists_file)
+    if lists is not None and (isinstance(lists, (str, bytes)) or not isinstance(lists, Sequence)
+                              or not all(isinstance(n, str) for n in lists)):
+        raise InputError(f"lists: got {shown(lists)}, expected a list of list names or None")
     ros = roster_with_lists(rs, roster, lists_file)
     run = check_run_settings(rs, rounds, max_rounds, max_trials, "max_trials", states=states,
                              rules_defaults=rules_defaults)
-    if half_width is not None and (isinstance(half_width, bool) or not isinstance(half_width, (int, float))
-                                   or not 0 < half_width < 0.5):
-        raise InputError(f"half_width: got {half_width!r}, expected a number between 0 and 0.5 (0.01 = 1 pp)")
-    if lists is not None and (isinstance(lists, str) or not all(isinstance(n, str) for n in lists)):
-        raise InputError(f"lists: got {lists!r:.60}, expected a list of list names or None")
     names = list(ros.lists if lists is None else lists)
     in_force = resolve_budget(budget, ros.budget, "--budget" if from_text else "budget")
     check_lists(rs, ros, names, in_force)

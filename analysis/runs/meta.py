@@ -43,6 +43,7 @@ from sim.rulesets import get_ruleset
 from ..stats.double_oracle import OracleStep, double_oracle
 from .fielding import check_run_arguments
 from .jobs import result_row
+from .list_checks import check_list_run, check_meta_arguments
 from .lists import canonical_list, field_scores, fight_lists, list_context, roster_with_lists
 from .matrix import check_run_settings
 from .settings import check_method
@@ -351,19 +352,17 @@ def meta(
     """
     rs = get_ruleset(ruleset)
     method = check_method(method)
-    check_run_arguments(states=states, options=options, store=store)
+    check_run_arguments(states=states, options=options, progress=progress, store=store)
+    check_list_run(half_width=half_width, max_trials=max_trials, seed=seed, workers=workers, executor=executor,
+                   lists_file=lists_file)
+    check_meta_arguments(tolerance=tolerance, screen_trials=screen_trials, max_iterations=max_iterations,
+                         starts=starts, batch=batch)
     ros = roster_with_lists(rs, roster, lists_file)
     from sim.budget import resolve_budget
 
     in_force = resolve_budget(budget, ros.budget, "budget")
     if in_force is None:
         raise InputError(f"meta {rs.id}: give a budget (--budget POINTS): the lists are built at it")
-    for name, value, lo, hi in (("tolerance", tolerance, 0.0, 0.5), ("screen_trials", screen_trials, 64, 10 ** 9),
-                                ("max_iterations", max_iterations, 1, 1000), ("starts", starts, 1, 100),
-                                ("batch", batch, 1, 10_000)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi \
-                or (name != "tolerance" and not float(value).is_integer()):
-            raise InputError(f"{name}: got {value!r}, expected a number in {lo}..{hi}")
     run = check_run_settings(rs, rounds, max_rounds, max_trials, "max_trials", states=states,
                              rules_defaults=rules_defaults)
     root = root_sequence(seed)

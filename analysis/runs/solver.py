@@ -170,6 +170,10 @@ def balance_pair(
             raise InputError(f"balance: give lo and hi for field {field!r} (its schema has no bounds)")
         if hi < lo:
             raise InputError(f"balance: hi ({hi}) is below lo ({lo})")
+        for name, v in (("lo", lo), ("hi", hi)):  # a value the field cannot take: named now, not by the sweep
+            if (spec.lo is not None and v < spec.lo) or (spec.hi is not None and v > spec.hi):
+                span = f"{'' if spec.lo is None else f'{spec.lo:g}'}..{'' if spec.hi is None else f'{spec.hi:g}'}"
+                raise InputError(f"{name}: got {v:g}, outside the values of field {field!r} ({span})")
         if spec.kind == "int":
             if math.floor(hi) - math.ceil(lo) + 1 > MAX_SWEEP_VALUES:  # every integer is fought: bounded
                 raise InputError(f"lo, hi: {lo:g}..{hi:g} is more than {MAX_SWEEP_VALUES:,} values of {field!r}; "

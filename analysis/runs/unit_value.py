@@ -41,6 +41,7 @@ import pandas as pd
 from sim.lists import ArmyList
 
 from .jobs import ProgressCallback
+from .list_checks import check_unit_values_arguments
 from .lists import canonical_list, field_scores, list_scores
 from .matrix import MatchupMatrix
 
@@ -116,7 +117,27 @@ def unit_values(matrix: MatchupMatrix, *, progress: ProgressCallback | None = No
     The variants (each list with one unit removed, and its swaps) are fought against every list of
     the matrix, both roles, at the matrix's precision (or ``half_width`` / ``max_trials``), on
     streams named by their compositions.
+
+    Parameters
+    ----------
+    matrix : MatchupMatrix
+        A list matrix (:func:`analysis.runs.lists.list_matrix`).
+    progress : callable, optional
+        ``progress(cells_done, cells_total)`` while the variants fight.
+    draws : int
+        Redraws of the three scores behind each value's 95% interval
+        (1 .. :data:`analysis.runs.list_checks.MAX_DRAWS`).
+    seed : int
+        Seed of those redraws.
+    half_width, max_trials : float or None, int or None
+        The variants' cell precision (default: the matrix's).
+
+    Returns
+    -------
+    UnitValues
     """
+    check_unit_values_arguments(matrix, progress=progress, draws=draws, seed=seed, half_width=half_width,
+                                max_trials=max_trials)
     ctx = matrix.context
     ros = ctx.roster
     order = ros.names

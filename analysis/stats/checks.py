@@ -120,6 +120,9 @@ def check_frame(value: Any, name: str, what: str, columns: Iterable[str], numeri
             continue
         converted = pd.to_numeric(raw, errors="coerce")
         bad = converted.isna() & raw.notna()
+        if converted.dtype.kind == "c":  # complex numbers: not the real numbers a table of results holds
+            bad = bad | pd.Series(np.imag(converted.to_numpy()) != 0, index=raw.index)
+            converted = pd.Series(np.real(converted.to_numpy()), index=raw.index)
         if bad.any():
             raise InputError(f"{name}: column {col!r} holds {shown(raw[bad].iloc[0])}, expected numbers")
         if out is value:
