@@ -124,8 +124,8 @@ def stream_cells(context: Any, cells: Sequence[Hashable], build: Callable[[Hasha
         nonlocal first
         left = total - len(done) - len(refused)
         out = runner(rs, context.root, chunk, rounds=context.rounds, max_rounds=context.max_rounds,
-                       workers=context.workers, progress=told if progress else None, executor=executor,
-                       store=context.store, announce_for=left if first else 0)
+                     workers=context.workers, progress=told if progress else None, executor=executor,
+                     store=context.store, announce_for=left if first else 0)
         first = False
         done.update(out)
 
