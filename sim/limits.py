@@ -43,7 +43,8 @@ from .errors import InputError, TooLargeError
 
 __all__ = [
     "MAX_TRIALS", "MAX_ROUNDS", "MAX_SEED", "MEMORY_BUDGET", "GRIMDARK_MAX_GROUPS", "GRIMDARK_MAX_MODELS",
-    "POINTS_MIN", "POINTS_MAX", "PLANS_BUDGET", "MAX_MATRIX_UNITS", "MAX_SWEEP_VALUES", "MAX_KEPT_BATCHES",
+    "POINTS_MIN", "POINTS_MAX", "PLANS_BUDGET", "STREAM_PLAN_BYTES",
+    "MAX_MATRIX_UNITS", "MAX_SWEEP_VALUES", "MAX_KEPT_BATCHES",
     "MAX_ROSTER_BYTES", "MAX_MATRIX_BYTES", "MAX_TOML_DEPTH",
     "PlanBudget", "check_kept_batches", "cpu_count", "check_int", "check_trials", "check_max_rounds",
     "check_workers", "check_mapping", "check_names", "check_side_mappings", "iter_block_sizes", "table_bytes",
@@ -59,8 +60,11 @@ MAX_ROUNDS = 1_000
 MAX_SEED = 2**128 - 1
 #: Largest estimated working set of one block (plan tables + one block of fights), per process.
 MEMORY_BUDGET = 1 << 30
-#: Largest estimated tables of all the plans a matrix, sweep or comparison holds at once.
+#: Largest estimated tables of all the plans a sweep or comparison holds at once.
 PLANS_BUDGET = 4 << 30
+#: Tables of the plans a streamed batch of cells (a matrix) builds ahead of their fights: a chunk of cells is
+#: built until its plans' tables reach this, fought, and its plans dropped (at least one cell a chunk).
+STREAM_PLAN_BYTES = 192 << 20
 #: Most units in one matchup matrix (their square is the number of cells).
 MAX_MATRIX_UNITS = 100
 #: Most per-batch tallies a sweep or comparison keeps (about 2.4 KB each) for its paired errors.
@@ -219,12 +223,13 @@ def _short(value: Any) -> str:
 
 
 class PlanBudget:
-    """Running total of the tables of the plans a run holds at once (a matrix keeps one per cell).
+    """Running total of the tables of the plans a run holds at once (a sweep or comparison keeps one per cell;
+    a matrix streams its cells instead, :mod:`analysis.runs.streaming`).
 
     :meth:`add` raises an :class:`~sim.errors.InputError` (the whole run is refused,
     not one cell) once the total passes :data:`PLANS_BUDGET`; :meth:`check_estimate`
     refuses a run whose estimated total is over it before the plans are built (a
-    100-unit matrix builds 10,000 plans, minutes of work and gigabytes, before the
+    sweep of many values builds all its plans, minutes of work and gigabytes, before the
     running total alone would notice).
     """
 

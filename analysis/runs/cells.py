@@ -10,26 +10,31 @@ fights each whole-copy cell once per run, on the stream
 numbers wherever it is used (a matrix, a curve, a rebalance's verification), and
 its results-store key holds the profiles and copies but not the points, so a
 price change reuses every cell whose whole copies it does not change.
+
+``a`` and ``d`` in the stream are the first units of the roster with the cell's
+profiles and prices (:func:`~analysis.runs.fielding.twin_representatives`): the
+cells of twins at the same copies are one fight, fought once and shown in each of
+them, so a roster of many copies costs what its distinct fights cost. A
+batch of cells is streamed (:mod:`analysis.runs.streaming`): each plan is built
+when its fights are near and dropped after them, so memory does not grow with
+the roster.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sim.errors import MatchupError
-from sim.limits import PlanBudget, table_bytes
 from sim.tally import Tally
 
 from ..stats.copy_curves import score_and_var
 from ..stats.estimates import exact_row, mix_rows, tally_row
-from .fielding import RunContext, copy_mixture
-from .jobs import run_jobs
-from .progress import BuildTimer, phase
+from .fielding import RunContext, copy_mixture, profile_key, twin_representatives
+from .streaming import stream_cells
 from .streams import whole_stream
 
 __all__ = ["WholeCell", "CellBank", "Cell", "mixed_cells"]
@@ -60,6 +65,12 @@ def _unpriced(unit: Any) -> Any:
 class CellBank:
     """The whole-copy cells of one run, each fought once (or taken from the results store).
 
+    Cells that are the same fight are fought once: the same attacker and defender
+    profiles (:func:`~analysis.runs.fielding.profile_key`) at the same copies, on the
+    same stream. A cell's stream is that of each side's first twin in the roster
+    (same profile and points, :func:`~analysis.runs.fielding.twin_representatives`),
+    so the cells of twins are one fight, and every one of them shows its numbers.
+
     Attributes
     ----------
     context : RunContext
@@ -80,9 +91,12 @@ class CellBank:
     from_store : int
         Cells taken from the results store instead of fought.
     fought : int
-        Cells run (fought, or taken from the store) by this bank.
+        Cells answered (fought, taken from the store, or given a same fight's answer) by this bank.
     reused : int
         Requests for a cell the bank already held (fought once, used again).
+    twinned : int
+        Cells given the answer of the same fight in another cell (same profiles, copies and stream)
+        instead of being fought.
     """
 
     context: RunContext
@@ -95,22 +109,46 @@ class CellBank:
     from_store: int = 0
     fought: int = 0
     reused: int = 0
-    #: Matchups built ahead (the mirror matches that size a batch, the spread that times its building:
-    #: :func:`_check_table_estimate`), used again when they are fought.
-    _prebuilt: dict[WholeCell, tuple[Any, Any]] = field(default_factory=dict, repr=False)
+    twinned: int = 0
     #: Cells taken from the store (:meth:`take_stored`) that no :meth:`fight` has asked for yet.
     _unasked: set[WholeCell] = field(default_factory=set, repr=False)
-    #: The seconds each matchup built ahead took, and how many of them time the batch and their seconds in all
-    #: (the next :meth:`fight` estimates its building from them).
-    _prebuilt_took: dict[WholeCell, float] = field(default_factory=dict, repr=False)
-    _sized: tuple[int, float] = (0, 0.0)
+    #: Label -> its profile key; roster name -> its first twin in the roster (whose streams it uses).
+    _profiles: dict[str, str] = field(default_factory=dict, repr=False)
+    _representatives: dict[str, str] | None = field(default=None, repr=False)
+    #: Fight (:meth:`fight_key`) -> the cell that answered it (fought, stored or refused).
+    _answered: dict[tuple, WholeCell] = field(default_factory=dict, repr=False)
+    #: Cells whose answer came from the results store.
+    _stored: set[WholeCell] = field(default_factory=set, repr=False)
 
     def unit(self, label: str) -> Any:
         return self.units[label] if label in self.units else self.context.roster.unit(label)
 
+    def stream(self, cell: WholeCell) -> tuple[int, ...]:
+        """The stream address of ``cell``: its labels' stream names, each taken to the first roster unit with
+        that unit's profile and points (:func:`~analysis.runs.fielding.twin_representatives`)."""
+        if self._representatives is None:
+            self._representatives = twin_representatives(self.context.rs, self.context.roster)
+        reps, names = self._representatives, self.stream_names
+        a, d = names.get(cell.attacker, cell.attacker), names.get(cell.defender, cell.defender)
+        return whole_stream(reps.get(a, a), cell.attacker_copies, reps.get(d, d), cell.defender_copies)
+
+    def fight_key(self, cell: WholeCell) -> tuple:
+        """What ``cell`` fights: two cells with the same key are the same fight (the same numbers)."""
+        return (self.stream(cell), self._profile(cell.attacker), cell.attacker_copies,
+                self._profile(cell.defender), cell.defender_copies)
+
+    def _profile(self, label: str) -> str:
+        if label not in self._profiles:
+            self._profiles[label] = profile_key(self.context.rs, self.unit(label))
+        return self._profiles[label]
+
     def known(self, cell: WholeCell) -> bool:
         """Answered, or refused, already."""
         return cell in self.tallies or cell in self.exact or cell in self.refused
+
+    def _matchup(self, c: WholeCell) -> Any:
+        return self.context.matchup(_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
+                                    {"attacker": c.attacker_copies, "defender": c.defender_copies})
 
     def take_stored(self, cells: Iterable[WholeCell]) -> int:
         """Take every cell not known yet that the results store holds, before any plan is built; return how many.
@@ -127,12 +165,10 @@ class CellBank:
             if self.known(c) or c in self.matchups:
                 continue
             try:
-                matchup = ctx.matchup(_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
-                                      {"attacker": c.attacker_copies, "defender": c.defender_copies})
+                matchup = self._matchup(c)
             except MatchupError:
                 continue  # refused again, with its reason, when it is fought
-            stream = whole_stream(c.attacker, c.attacker_copies, c.defender, c.defender_copies, self.stream_names)
-            hit = ctx.stored(c, matchup, stream)
+            hit = ctx.stored(c, matchup, self.stream(c))
             if hit is None:
                 continue
             self.matchups[c] = matchup
@@ -140,6 +176,8 @@ class CellBank:
                 self.exact[c] = hit.exact
             else:
                 self.tallies[c] = hit.tally
+            self._answered.setdefault(self.fight_key(c), c)
+            self._stored.add(c)
             self.from_store += 1
             self.fought += 1
             self._unasked.add(c)
@@ -147,12 +185,10 @@ class CellBank:
         return taken
 
     def fight(self, cells: Iterable[WholeCell], progress: Any = None) -> int:
-        """Fight every cell not fought yet (one batch); return how many were fought or answered now (the cells
-        taken from the store are counted in :attr:`from_store`)."""
+        """Fight every cell not fought yet (one batch, streamed: :func:`~analysis.runs.streaming.stream_cells`);
+        return how many were fought or answered now (the cells taken from the store are counted in
+        :attr:`from_store`, those given a same fight's answer in :attr:`twinned`)."""
         ctx = self.context
-        rs = ctx.rs
-        guard = PlanBudget("matrix")
-        jobs = []
         wanted = list(dict.fromkeys(cells))
         self.take_stored(wanted)
         todo, stored = [], 0
@@ -164,35 +200,55 @@ class CellBank:
                 self.reused += 1
             else:
                 todo.append(c)
-        sample, self._sized = self._sized, (0, 0.0)
-        timer = BuildTimer(rs.id, len([c for c in todo if c not in self._prebuilt]), stored, sample)
-        with phase("building matchups", len(todo), "matchups") as building:
-            for c in todo:
-                try:
-                    ahead = self._prebuilt.pop(c, None)
-                    matchup, plan = ahead if ahead is not None else timer.timed(lambda: self._build(c))
-                    guard.add(rs, plan)
-                except MatchupError as e:
-                    self.refused[c] = str(e)
-                    continue
-                finally:
-                    building.advance()
-                self.matchups[c] = matchup
-                stream = whole_stream(c.attacker, c.attacker_copies, c.defender, c.defender_copies,
-                                      self.stream_names)
-                took = self._prebuilt_took.pop(c, 0.0) if ahead is not None else timer.last
-                jobs.append(ctx.job(c, plan, stream, _label(c), identity=matchup, built_in=took))
-        if jobs:
-            done = run_jobs(rs, ctx.root, jobs, rounds=ctx.rounds, max_rounds=ctx.max_rounds, workers=ctx.workers,
-                            progress=progress, executor=ctx.executor, store=ctx.store)
-            for c, res in done.items():
-                if res.exact is not None:
-                    self.exact[c] = res.exact
-                else:
-                    self.tallies[c] = res.tally
-                self.from_store += int(res.from_store)
-            self.fought += len(done)
-        return len(jobs)
+        fights: dict[tuple, list[WholeCell]] = {}
+        for c in todo:
+            fights.setdefault(self.fight_key(c), []).append(c)
+        fresh = [members[0] for key, members in fights.items() if key not in self._answered]
+
+        def job(c: WholeCell, matchup: Any, plan: Any, took: float) -> Any:
+            self.matchups[c] = matchup
+            return ctx.job(c, plan, self.stream(c), _label(c), identity=matchup, built_in=took)
+
+        done, refused = stream_cells(ctx, fresh, self._build, job, progress=progress, stored=stored)
+        for c, res in done.items():
+            if res.exact is not None:
+                self.exact[c] = res.exact
+            else:
+                self.tallies[c] = res.tally
+            if res.from_store:
+                self._stored.add(c)
+                self.from_store += 1
+        for c, why in refused.items():
+            self.refused[c] = why
+        for c in fresh:
+            self._answered[self.fight_key(c)] = c
+        self.fought += len(done)
+        for key, members in fights.items():
+            for c in members:
+                if not self.known(c):
+                    self._twin(c, self._answered[key])
+        return len(done)
+
+    def _twin(self, c: WholeCell, same: WholeCell) -> None:
+        """Give ``c`` the answer of ``same``, the same fight (with its own matchup: its units' names); a twin
+        of a cell taken from the results store counts as taken from it too."""
+        if same in self.refused:
+            self.refused[c] = self.refused[same]
+            return
+        try:
+            self.matchups[c] = self._matchup(c)
+        except MatchupError as e:
+            self.refused[c] = str(e)
+            return
+        if same in self.exact:
+            self.exact[c] = self.exact[same]
+        else:
+            self.tallies[c] = self.tallies[same]
+        if same in self._stored:
+            self._stored.add(c)
+            self.from_store += 1
+        self.twinned += 1
+        self.fought += 1
 
     def _build(self, c: WholeCell) -> tuple[Any, Any]:
         """The matchup and plan of a cell."""
@@ -266,12 +322,7 @@ def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], p
     mixes = {(a, d): [(ka, kd, wa * wd) for ka, wa in copy_mixture(copies[a]) for kd, wd in copy_mixture(copies[d])]
              for a in names for d in names}
     whole = list(dict.fromkeys(WholeCell(a, ka, d, kd) for (a, d), mix in mixes.items() for ka, kd, _ in mix))
-    bank.take_stored(whole)  # a rerun builds no plan for the cells a killed run finished
-    missing = [c for c in whole if not bank.known(c)]
-    if missing:
-        _check_table_estimate(bank, list(dict.fromkeys(u for c in missing for u in (c.attacker, c.defender))),
-                              copies, missing)
-    bank.fight(whole, progress)
+    bank.fight(whole, progress)  # streamed; a rerun builds no plan for the cells a killed run finished
     cells, notes = {}, {}
     for (a, d), mix in mixes.items():
         parts = [(WholeCell(a, ka, d, kd), w) for ka, kd, w in mix]
@@ -285,77 +336,5 @@ def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], p
         main = max(parts, key=lambda cw: (cw[1], -cw[0].attacker_copies, -cw[0].defender_copies))[0]
         cells[(a, d)] = Cell(numbers, bank.tallies.get(main), bank.matchups[main],
                              (main.attacker_copies, main.defender_copies),
-                             whole_stream(a, main.attacker_copies, d, main.defender_copies, bank.stream_names),
-                             bank.exact.get(main))
+                             bank.stream(main), bank.exact.get(main))
     return cells, notes
-
-
-def _check_table_estimate(bank: CellBank, names: list[str], copies: Mapping[str, float],
-                          whole: list[WholeCell]) -> None:
-    """Refuse before the other plans are built when each unit's mirror match says the whole-copy cells' tables
-    would not fit (a cell ``(a, d)`` counts as the mean of the two mirror matches' tables; a mirror match already
-    taken from the results store is not built again, and its unit counts as the mean of the others)."""
-    ctx = bank.context
-    sizes = {}
-    wanted = set(whole)
-    count, seconds = 0, 0.0
-    with phase("sizing the matchups (each unit's mirror match)", len(names), "matchups") as sizing:
-        for a in names:
-            k = max(1, copy_mixture(copies[a])[0][0])
-            cell = WholeCell(a, k, a, k)
-            if bank.known(cell):  # taken from the store: its plan is not needed (the others size the batch)
-                sizing.advance()
-                continue
-            t0 = time.process_time()
-            try:
-                built = ctx.build(_unpriced(bank.unit(a)), _unpriced(bank.unit(a)), {"attacker": k, "defender": k})
-            except MatchupError:
-                continue
-            finally:
-                took = time.process_time() - t0
-                count, seconds = count + 1, seconds + took
-                sizing.advance()
-            sizes[a] = table_bytes(built[1])
-            if cell in wanted:
-                bank._prebuilt[cell] = built  # fought as it is: built once
-                bank._prebuilt_took[cell] = took
-    bank._sized = (count, seconds)
-    if not sizes:
-        return
-    mean = sum(sizes.values()) / len(sizes)
-    estimate = sum((sizes.get(c.attacker, mean) + sizes.get(c.defender, mean)) / 2 for c in dict.fromkeys(whole))
-    PlanBudget("matrix").check_estimate(estimate, len(names) ** 2, "estimated from each unit's mirror match")
-    _time_a_spread(bank, [c for c in whole if c not in bank._prebuilt])
-
-
-#: Cells of a batch built ahead, spread over it, to time its building (a unit against itself is cheaper to
-#: build than against others: a group against a single model has more states); and the seconds spent at most.
-SPREAD_CELLS = 16
-SPREAD_SECONDS = 1.0
-
-
-def _time_a_spread(bank: CellBank, cells: list[WholeCell]) -> None:
-    """Build up to :data:`SPREAD_CELLS` of ``cells``, evenly spread, for the estimate of the batch's building
-    (kept, and fought as they are)."""
-    if len(cells) <= SPREAD_CELLS:
-        return  # a small batch: the mirror matches' times will do
-    ctx = bank.context
-    count, seconds = 0, 0.0
-    for c in cells[::max(1, len(cells) // SPREAD_CELLS)][:SPREAD_CELLS]:
-        t0 = time.process_time()
-        try:
-            built = ctx.build(_unpriced(bank.unit(c.attacker)), _unpriced(bank.unit(c.defender)),
-                              {"attacker": c.attacker_copies, "defender": c.defender_copies})
-        except MatchupError:
-            continue  # refused again when it is fought
-        finally:
-            took = time.process_time() - t0
-            count, seconds = count + 1, seconds + took
-        # how it is answered: a method it cannot have (--method exact, no chain) is one line now, before the estimate
-        ctx.job(c, built[1], (), _label(c), identity=built[0])
-        bank._prebuilt[c] = built
-        bank._prebuilt_took[c] = took
-        if seconds > SPREAD_SECONDS:
-            break
-    if count:
-        bank._sized = (count, seconds)

@@ -187,12 +187,21 @@ def estimate_cost(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence
 
 
 def announce_cost(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[CellJob], *, rounds: Rounds,
-                  max_rounds: int, slots: int) -> CostEstimate | None:
-    """Estimate ``jobs`` and hand the estimate to the listeners (nothing is probed without one)."""
+                  max_rounds: int, slots: int, cells: int | None = None) -> CostEstimate | None:
+    """Estimate ``jobs`` and hand the estimate to the listeners (nothing is probed without one).
+
+    ``cells``: the jobs are the first chunk of a streamed batch of that many cells
+    (:mod:`analysis.runs.streaming`); the estimate is the chunk's, scaled to the batch.
+    """
     if not _listeners or not jobs:
         return None
+    factor = max(1.0, cells / len(jobs)) if cells else 1.0
     estimate = estimate_cost(ruleset, root, jobs, rounds=rounds, max_rounds=max_rounds, slots=slots,
-                             enough=PROBE_ENOUGH)
+                             enough=PROBE_ENOUGH / factor)
+    if factor > 1:
+        estimate = CostEstimate(estimate.ruleset, int(cells), round(estimate.fights * factor),
+                                estimate.most_per_cell, estimate.seconds_per_fight, estimate.cpu_seconds * factor,
+                                estimate.slots)
     for callback in list(_listeners):
         callback(estimate)
     return estimate

@@ -20,6 +20,9 @@ Two fieldings under a budget ``B`` (``fielding=``, ``--fielding``):
   and ``points``): units with the same key fight exactly alike, so analyses pool
   them and give them identical answers. :func:`twin_key` adds the copies fielded,
   so units that also cost the same (and so field the same copies) are *twins*.
+  :func:`twin_representatives` names the first unit of the roster with each
+  profile and price: a matrix fights the cells of twins once, on the streams of
+  that first unit (:mod:`analysis.runs.cells`, :mod:`analysis.runs.pairs`).
 * :class:`RunContext` keeps everything needed to run further cells on the same
   streams and settings as a matrix (fights at other copy counts for fair prices).
 """
@@ -42,7 +45,8 @@ from sim.roster import Roster
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
-__all__ = ["profile_key", "twin_key", "fielded_copies", "unfieldable", "copy_mixture", "expected_copies",
+__all__ = ["profile_key", "twin_key", "twin_representatives",
+           "fielded_copies", "unfieldable", "copy_mixture", "expected_copies",
            "check_fielding", "FIELDINGS", "RunContext", "budget_in_force", "check_run_arguments",
            "check_fair_settings"]
 
@@ -151,6 +155,21 @@ def profile_key(rs: Ruleset, unit: Any) -> str:
 def twin_key(rs: Ruleset, unit: Any, copies: float = 1) -> str:
     """Digest of the profile and the copies fielded: twins fight every matchup exactly alike."""
     return _digest({"profile": profile_key(rs, unit), "copies": round(float(copies), 9)})
+
+
+def twin_representatives(rs: Ruleset, roster: Roster) -> dict[str, str]:
+    """Each roster unit's name -> the name of the first unit in roster order with the same fighting profile
+    and the same points (its *twin*; a unit without an earlier twin is its own representative).
+
+    Twins fight every matchup exactly alike, so a matrix fights their cells once, on the
+    streams of the representatives' names: a unit keeps its own streams unless an earlier
+    unit of the roster is its twin. It depends on the roster alone, not on the units a
+    run picks from it. (Same-profile units at other prices keep their own streams, so a
+    changed unit's clones at other prices keep their numbers: ``meleelab diff``.)
+    """
+    first: dict[tuple[str, str], str] = {}
+    return {n: first.setdefault((profile_key(rs, roster.unit(n)), repr(getattr(roster.unit(n), "points", None))), n)
+            for n in roster.names}
 
 
 def budget_in_force(rs: Ruleset, roster: Roster, budget: Any) -> float | None:

@@ -351,7 +351,7 @@ def stored_result_fits(job: CellJob, rs: Ruleset, tally: Tally, blocks: list[Tal
 
 def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[CellJob], *, rounds: Rounds,
              max_rounds: int, workers: int = 1, progress: ProgressCallback | None = None, executor: Any = None,
-             store: Any = None) -> dict[Any, JobResult]:
+             store: Any = None, announce_for: int | None = None) -> dict[Any, JobResult]:
     """Run every job, in this process, across ``workers`` processes or on ``executor``.
 
     Each job's numbers depend only on ``root``, its stream and its settings,
@@ -378,6 +378,10 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
         only if the store vouches for it (signed with this user's key, every
         count consistent) and it fits its job (:func:`stored_result_fits`);
         otherwise the job runs again and the store counts the row as ignored.
+    announce_for : int, optional
+        The jobs are a chunk of a streamed batch (:mod:`analysis.runs.streaming`):
+        the cost estimate is the chunk's scaled to this many cells; ``0`` announces
+        nothing (a later chunk). Default: the jobs themselves.
 
     Returns
     -------
@@ -411,9 +415,10 @@ def run_jobs(ruleset: Ruleset, root: np.random.SeedSequence, jobs: Sequence[Cell
             else:
                 out[job.key] = JobResult(job.key, hit[0], hit[1], from_store=True)
     workers = max(1, min(check_workers(workers), sum(job_steps(j).count for j in todo) or 1))
-    if todo:  # the estimate first, then the progress
+    if todo and announce_for != 0:  # the estimate first, then the progress
         announce_cost(ruleset, root, todo, rounds=rounds, max_rounds=max_rounds,
-                      slots=executor_slots(executor) if executor is not None else workers)
+                      slots=executor_slots(executor) if executor is not None else workers,
+                      cells=announce_for and max(len(todo), announce_for - (len(jobs) - len(todo))))
     if progress:
         progress(len(out), len(jobs))
     index = {id(job): i for i, job in enumerate(jobs)}

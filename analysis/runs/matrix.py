@@ -7,7 +7,11 @@ with fixed trials (``half_width=None``), block ``b`` from
 ``sim.rng.block_rng(root, *stream, b)``, the addressing of :func:`sim.engine.run_tally`,
 so such a cell holds exactly the counts of ``sim.fight(..., stream=stream)``. A
 cell's numbers depend neither on the roster order, nor on the other cells, nor on
-the number of worker processes (:mod:`analysis.runs.jobs`).
+the number of worker processes (:mod:`analysis.runs.jobs`). Twins (same profile and
+points as an earlier unit of the roster) are fought once, on the first twin's
+stream (:func:`analysis.runs.fielding.twin_representatives`), and the cells are
+streamed: each plan is built when its fights are near and dropped after them
+(:mod:`analysis.runs.streaming`), so memory does not grow with the roster.
 
 Cells run sub-block by sub-block (4,096 fights) until the Wilson 95% half-width of
 ``p_attacker``, ``p_defender`` and ``p_draw`` is at most ``half_width``, or

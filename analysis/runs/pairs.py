@@ -1,100 +1,111 @@
 """A matrix whose every pair fights at fixed copies (one unit a side, or ``fielding="whole"``): one cell a pair.
 
 The cells the results store holds are taken before any plan is built, so a rerun
-after a kill builds only the missing plans; the plans are built with a progress
-count and an estimate (:mod:`analysis.runs.progress`), the mirror matches first,
-to size the whole matrix before the rest is built.
+after a kill builds only the missing plans. The others are streamed
+(:mod:`analysis.runs.streaming`): each plan is built when its fights are near and
+dropped after them, with a progress count and an estimate
+(:mod:`analysis.runs.progress`), so memory does not grow with the roster.
+
+Pairs of twins (same profile and points) are one fight: cell ``(a, d)`` runs on
+the stream ``cell_stream(a0, d0)`` of the first twins ``a0`` and ``d0`` of ``a``
+and ``d`` in the roster (:func:`~analysis.runs.fielding.twin_representatives`),
+and is fought once for all the pairs it stands for (each shows its numbers).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sim.errors import MatchupError
-from sim.limits import PlanBudget
 
 from .cells import Cell
-from .fielding import RunContext
+from .fielding import RunContext, profile_key, twin_representatives
 from .jobs import JobResult, ProgressCallback, result_row, run_jobs
-from .progress import BuildTimer, phase
+from .streaming import stream_cells
 from .streams import cell_stream
 
-__all__ = ["fixed_cells"]
+__all__ = ["fixed_cells", "pair_stream"]
 
 
-def _estimated_tables(pairs: Sequence[tuple[str, str]], plans: Mapping[tuple[str, str], tuple[Any, Any]]) -> float:
-    """The tables of the pairs, from the mirror matches: pair ``(a, d)`` as the mean of ``(a, a)`` and
-    ``(d, d)`` (a plan's tables are each side's attacks against the other's). A unit whose mirror match
-    could not be built counts as the mean of the others."""
-    from sim.limits import table_bytes
-
-    sizes = {a: table_bytes(plan) for (a, d), (_, plan) in plans.items() if a == d}
-    if not sizes:
-        return 0.0
-    mean = sum(sizes.values()) / len(sizes)
-    return sum((sizes.get(a, mean) + sizes.get(d, mean)) / 2 for a, d in pairs)
+def pair_stream(representatives: dict[str, str], a: str, d: str) -> tuple[int, int]:
+    """The stream of the pair ``(a, d)``: that of their first twins in the roster."""
+    return cell_stream(representatives.get(a, a), representatives.get(d, d))
 
 
 def fixed_cells(context: RunContext, names: list[str], progress: ProgressCallback | None
-                 ) -> tuple[dict[tuple[str, str], Cell], dict[tuple[str, str], str], int]:
-    """Every pair fought once at the copies its budget (or one a side) fields, on the cell's own stream.
+                ) -> tuple[dict[tuple[str, str], Cell], dict[tuple[str, str], str], int]:
+    """Every pair fought once at the copies its budget (or one a side) fields, on the cell's stream.
 
     Cells in the results store are taken before any plan is built (a rerun after a
-    kill builds the plans of the missing cells only); the plans are built with a
-    progress count and an estimate (:mod:`analysis.runs.progress`).
+    kill builds the plans of the missing cells only); the others are streamed, one
+    fight for all the pairs of the same profiles and copies.
+
+    Returns
+    -------
+    (dict, dict, int)
+        The cells that could be fought, why the others could not, and how many cells came from the store.
     """
     rs = context.rs
-    plan_budget = PlanBudget("matrix")
-    plans: dict[tuple[str, str], tuple[Any, Any]] = {}
-    took: dict[tuple[str, str], float] = {}
+    reps = twin_representatives(rs, context.roster)
+    units = {n: context.roster.unit(n) for n in names}
+    profiles = {n: profile_key(rs, u) for n, u in units.items()}
+
+    def fight_key(a: str, d: str) -> tuple:  # the stream names the twins: same stream, same profiles and points
+        return pair_stream(reps, a, d), profiles[a], profiles[d]
+
+    pairs = [(a, d) for a in names for d in names]
+    matchups: dict[tuple[str, str], Any] = {}
+    done: dict[tuple[str, str], JobResult] = {}
     notes: dict[tuple[str, str], str] = {}
-    stored: dict[tuple[str, str], tuple[Any, JobResult]] = {}
+    answered: dict[tuple, tuple[str, str]] = {}
     if context.store is not None:
-        for a in names:
-            for d in names:
-                try:
-                    matchup = context.matchup(a, d)
-                except MatchupError:
-                    continue  # refused again, with its reason, when its plan is built
-                hit = context.stored((a, d), matchup, cell_stream(a, d))
-                if hit is not None:
-                    stored[(a, d)] = (matchup, hit)
-    missing = [(a, d) for a in names for d in names if (a, d) not in stored]
-    timer = BuildTimer(rs.id, len(missing), len(stored))
+        for a, d in pairs:
+            try:
+                matchup = context.matchup(a, d)
+            except MatchupError:
+                continue  # refused again, with its reason, when its plan is built
+            hit = context.stored((a, d), matchup, pair_stream(reps, a, d))
+            if hit is not None:
+                matchups[(a, d)], done[(a, d)] = matchup, hit
+                answered.setdefault(fight_key(a, d), (a, d))
+    missing = [p for p in pairs if p not in done]
+    fresh, seen = [], set(answered)
+    for p in missing:  # the first pair of each fight not answered yet
+        if (k := fight_key(*p)) not in seen:
+            seen.add(k)
+            fresh.append(p)
 
-    def build(a: str, d: str) -> None:
+    def job(pair: tuple[str, str], matchup: Any, plan: Any, took: float) -> Any:
+        matchups[pair] = matchup
+        a, d = pair
+        return context.job(pair, plan, pair_stream(reps, a, d), f"{a} v {d}", identity=matchup, built_in=took)
+
+    fought, refused = stream_cells(context, fresh, lambda p: context.build(*p), job, progress=progress,
+                                   stored=len(done), runner=run_jobs)
+    done.update(fought)
+    notes.update(refused)
+    for p in fresh:
+        answered[fight_key(*p)] = p
+    for p in missing:
+        if p in done or p in notes:
+            continue
+        same = answered[fight_key(*p)]
+        if same in notes:
+            notes[p] = notes[same]
+            continue
         try:
-            plans[(a, d)] = timer.timed(lambda: context.build(a, d))
-            took[(a, d)] = timer.last
-            plan_budget.add(rs, plans[(a, d)][1])
+            matchups[p] = context.matchup(*p)
         except MatchupError as e:
-            notes[(a, d)] = str(e)
-        building.advance()
-
-    with phase("building matchups", len(missing), "matchups") as building:
-        mirrors = [a for a in names if (a, a) not in stored]
-        for a in mirrors:  # the mirror matches first: they size the whole matrix before it is built
-            build(a, a)
-        plan_budget.check_estimate(_estimated_tables(missing, plans), len(missing),
-                                   "estimated from each unit's mirror match")
-        for a, d in missing:
-            if (a, d) not in plans and (a, d) not in notes:
-                build(a, d)
-    jobs = [context.job((a, d), plan, cell_stream(a, d), f"{a} v {d}", identity=matchup, built_in=took[(a, d)])
-            for (a, d), (matchup, plan) in plans.items()]
-    done = run_jobs(rs, context.root, jobs, rounds=context.rounds, max_rounds=context.max_rounds,
-                    workers=context.workers, progress=progress, executor=context.executor, store=context.store)
-    done.update({pair: hit for pair, (_, hit) in stored.items()})
-    matchups = {pair: m for pair, (m, _) in plans.items()} | {pair: m for pair, (m, _) in stored.items()}
+            notes[p] = str(e)
+            continue
+        done[p] = done[same]
     cells = {}
-    for a in names:
-        for d in names:
-            if (a, d) not in matchups:
-                continue
-            matchup, res = matchups[(a, d)], done[(a, d)]
-            row = result_row(res)
-            cells[(a, d)] = Cell({**row, "fights": row["trials"]}, res.tally, matchup,
-                                 (matchup.copies["attacker"], matchup.copies["defender"]), cell_stream(a, d),
-                                 res.exact)
+    for a, d in pairs:
+        if (a, d) not in done:
+            continue
+        matchup, res = matchups[(a, d)], done[(a, d)]
+        row = result_row(res)
+        cells[(a, d)] = Cell({**row, "fights": row["trials"]}, res.tally, matchup,
+                             (matchup.copies["attacker"], matchup.copies["defender"]), pair_stream(reps, a, d),
+                             res.exact)
     return cells, notes, sum(r.from_store for r in done.values())

@@ -2,13 +2,17 @@
 
 Two units are twins when they have the same fighting profile (every field but
 ``name`` and ``points``) and field the same copies (so, under a budget, the same
-points). Their cells estimate the same probabilities from different random
-streams; left apart, Monte Carlo noise would give them different rankings, prices
-and flags, and an equilibrium would put all the weight on whichever drew luckier.
+points). A matrix fights their cells once (:mod:`analysis.runs.cells`); cells
+fought apart (a matrix saved by an older version) estimate the same probabilities
+from different random streams: left apart, Monte Carlo noise would give them
+different rankings, prices and flags, and an equilibrium would put all the weight
+on whichever drew luckier.
 
 :func:`collapse` pools each twin class into one representative (the first in
 roster order): every cell between two classes is the trial-weighted mean of the
-cells between their members. The balance metrics run on the collapsed matrix and
+cells between their members (a matrix fights twins' cells once, so they hold the
+same numbers: identical cells count once, not as independent fights). The
+balance metrics run on the collapsed matrix and
 :func:`expand_units` copies each class's row back to every member.
 """
 
@@ -75,6 +79,9 @@ def collapse(frame: pd.DataFrame, classes: dict[str, list[str]]) -> pd.DataFrame
                             base[f"{col}_se"] = 0.0
                 rows.append(base)
                 continue
+            # twins are fought once (:mod:`analysis.runs.cells`): their cells hold one fight's numbers, counted once
+            part = part.drop_duplicates(subset=[c for c in ("trials", "p_attacker", "p_defender", "p_draw",
+                                                            *_MEAN_COLS) if c in part])
             n = part["trials"].to_numpy(float) if "trials" in part else np.ones(len(part))
             ok = n > 0
             total = float(n[ok].sum())

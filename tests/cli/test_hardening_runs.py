@@ -59,20 +59,36 @@ def _capped() -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 
 
-def test_a_100_squad_matrix_over_the_table_limit_is_refused_in_seconds(tmp_path):
-    """The issue's roster grew to 4.4 GB over 5 minutes before the running total refused it; the mirror matches
-    size it now (here about 10 GiB of tables) in a few seconds, with 3 GiB of address space to spare."""
+def test_a_100_squad_matrix_is_not_refused_and_fights_within_3_gib(tmp_path):
+    """The issue's roster (about 10 GiB of tables if built at once) was refused for its size; a matrix now
+    streams its cells (analysis.runs.streaming): with 3 GiB of address space it starts fighting in seconds."""
     roster = grimdark_roster(tmp_path / "g100.toml", 100, 1000)
-    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "analysis", "matrix", "grimdark", "--roster", str(roster),
+                             "--max-trials", "200"], env=_env(), text=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, preexec_fn=_capped)
+    said: list[str] = []
+
+    def read() -> None:
+        for line in proc.stderr:  # type: ignore[union-attr]
+            said.append(line.rstrip("\n"))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 90
     try:
-        proc = subprocess.run([sys.executable, "-m", "analysis", "matrix", "grimdark", "--roster", str(roster),
-                               "--quiet"], env=_env(), text=True, capture_output=True, timeout=90,
-                              preexec_fn=_capped)
-    except subprocess.TimeoutExpired:
-        pytest.fail("the matrix was still building plans after 90 s")
-    one_line(proc.returncode, proc.stderr, "matrix: the tables of its 10,000 matchups would take about",
-             "estimated from each unit's mirror match", "over the 4.0 GiB limit")
-    assert time.monotonic() - start < 60
+        while time.monotonic() < deadline and proc.poll() is None and \
+                not any(ln.startswith("meleelab: grimdark matrix: ") for ln in said):
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        reader.join(timeout=5)
+    assert not any("error" in ln for ln in said), said
+    assert any(re.match(r"meleelab: grimdark matrix: [\d,]+ of [\d,]+ cells", ln) for ln in said), said
 
 
 def _count_builds(monkeypatch, module, name) -> list:
@@ -87,17 +103,25 @@ def _count_builds(monkeypatch, module, name) -> list:
     return built
 
 
-def test_the_matrix_estimate_comes_before_the_other_plans_are_built(monkeypatch):
+def test_the_matrix_fights_a_chunk_of_plans_before_it_builds_the_rest(monkeypatch):
     import sim.limits
-    from analysis.runs import fielding
+    from analysis.runs import fielding, streaming
     from analysis.runs.matrix import matchup_matrix
 
-    monkeypatch.setattr(sim.limits, "PLANS_BUDGET", 64 << 20)  # the shipped grimdark matrix holds ~320 MiB
+    monkeypatch.setattr(sim.limits, "PLANS_BUDGET", 64 << 20)  # no longer refuses a matrix (~320 MiB of plans)
+    monkeypatch.setattr(sim.limits, "STREAM_PLAN_BYTES", 64 << 20)
     built = _count_builds(monkeypatch, fielding.RunContext, "build")
-    n = len(sim.default_roster("grimdark"))
-    with pytest.raises(sim.InputError, match=rf"{n * n} matchups would take about .* mirror match.*64\.0 MiB limit"):
-        matchup_matrix("grimdark", max_trials=100)
-    assert len(built) == n  # the mirror matches only
+    at_fights: list[int] = []
+    real = streaming.run_jobs
+
+    def spy(rs, root, jobs, **kw):
+        at_fights.append(len(built))
+        return real(rs, root, jobs, **kw)
+
+    monkeypatch.setattr(streaming, "run_jobs", spy)
+    m = matchup_matrix("grimdark", max_trials=100, method="mc")
+    assert (m.long.trials > 0).any() and len(at_fights) > 1
+    assert at_fights[0] < len(built)  # the first chunk is fought before the others are built
 
 
 def test_the_sweep_estimate_comes_from_the_first_and_last_values(monkeypatch):

@@ -121,12 +121,24 @@ def test_the_guard_never_changes_results(monkeypatch):
     assert a.tally.same_as(b.tally)
 
 
-def test_plans_held_by_a_matrix_are_bounded(monkeypatch):
+def test_plans_held_by_a_matrix_are_bounded_by_its_chunks_not_refused(monkeypatch):
+    # a matrix streams its cells (analysis.runs.streaming): the whole-run table limit no longer refuses it, and
+    # a chunk of at least one plan is fought before the next is built
+    from analysis.runs import streaming
+
     monkeypatch.setattr(limits, "PLANS_BUDGET", 1)
-    # refused from the mirror matches' estimate before the other plans are built (the running total is the
-    # second guard, for an estimate that falls short)
-    with pytest.raises(sim.InputError, match="matrix: the tables of its 4 matchups would take about"):
-        matchup_matrix("grimdark", units=["Troopers", "Assault squad"], max_trials=100, seed=1)
+    monkeypatch.setattr(limits, "STREAM_PLAN_BYTES", 1)
+    chunks = []
+    real = streaming.run_jobs
+
+    def spy(rs, root, jobs, **kw):
+        chunks.append(len(jobs))
+        return real(rs, root, jobs, **kw)
+
+    monkeypatch.setattr(streaming, "run_jobs", spy)
+    m = matchup_matrix("grimdark", units=["Troopers", "Assault squad"], max_trials=100, seed=1, method="mc")
+    assert (m.long.trials > 0).all()
+    assert len(chunks) >= 2 and set(chunks[1:]) == {1}  # the first chunk: the spread that timed the building
 
 
 def test_matrix_and_sweep_sizes_are_capped():
