@@ -17,7 +17,6 @@ import threading
 import time
 from pathlib import Path
 
-
 import sim
 from analysis.cli import main
 
@@ -84,10 +83,10 @@ def _roster_of_groups(path: Path, n: int) -> Path:
 
 def test_a_large_roster_says_what_building_its_matchups_costs_then_counts_them(tmp_path):
     roster = _roster_of_groups(tmp_path / "groups100.toml", 100)
-    got = _first_lines(["matrix", "duel", "--roster", str(roster)], n=4)
+    got = _first_lines(["matrix", "duel", "--roster", str(roster)], n=2)  # the estimate, then the first count
     assert got and got[0][0] < FIRST_LINE, got
     text = [line for _, line in got]
-    # the mirror matches first (they size the matrix), then the estimate, then the count of the rest
+    # the estimate (from a spread of 16 matchups built first), then the count of the rest
     estimate = next(i for i, line in enumerate(text) if line.startswith("meleelab: estimate: duel: building "))
     assert re.search(r"building [\d,]+ matchups' plans before their fights: about .+ of CPU", text[estimate])
     progress = [line for line in text[estimate:] if line.startswith("meleelab: building matchups: ")]

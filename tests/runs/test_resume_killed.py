@@ -32,6 +32,9 @@ import pytest
 from analysis.cli import main
 from analysis.report.outdir import MARKER, STORE_DIR, STORE_FILE
 
+#: Kill-and-rerun runs (20 s on 2 cores): behind the slow marker, which .ci/run runs.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SMALL = textwrap.dedent("""\

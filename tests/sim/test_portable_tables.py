@@ -97,6 +97,7 @@ def _counts(env: dict[str, str]) -> list[dict]:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow  # a second interpreter fights the same cells (8 s)
 def test_the_counts_do_not_depend_on_the_machine(tmp_path):
     here = _counts(dict(os.environ, PYTHONPATH=str(ROOT)))
     there = _counts(_other_machine_env(tmp_path))

@@ -253,6 +253,7 @@ def test_old_every_round_rule_matches_its_chain(na, nd):
     _check(na, nd, "every_round", 100_000, 3_000, 200 + 10 * na + nd)
 
 
+@pytest.mark.slow  # the rule switched off by default, on the vectorised kernel (the compiled one is checked above)
 def test_old_every_round_rule_matches_its_chain_on_the_vectorised_kernel():
     _check(3, 2, "every_round", 100_000, 0, 232, path="fused")
 
