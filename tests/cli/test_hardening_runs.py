@@ -59,6 +59,7 @@ def _capped() -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 
 
+@pytest.mark.slow  # builds and fights the first chunk of a 100-squad matrix (6 s)
 def test_a_100_squad_matrix_is_not_refused_and_fights_within_3_gib(tmp_path):
     """The issue's roster (about 10 GiB of tables if built at once) was refused for its size; a matrix now
     streams its cells (analysis.runs.streaming): with 3 GiB of address space it starts fighting in seconds."""

@@ -257,6 +257,7 @@ def test_no_floating_point_dust_in_the_tables(duel_balance):
         assert not ((tiny > 0) & (tiny < 1e-12)).any(), frame
 
 
+@pytest.mark.slow  # two reports of the shipped duel roster (11 s)
 def test_headline_is_at_equal_points_and_one_for_one_is_a_section(tmp_path, duel_roster):
     from analysis.report.build import build_report
 
@@ -294,6 +295,7 @@ def _mecha_unit(name, u, points) -> str:
             f"points = {points:g}")
 
 
+@pytest.mark.slow  # a sweep, a compare and a report (7 s)
 def test_sweep_and_compare_price_a_value_like_the_report(duel_balance, tmp_path):
     """One fair-price model: a sweep's value equal to the unit's own is priced like the balance's unit."""
     from analysis.runs.compare import compare
