@@ -257,6 +257,28 @@ def _balanced_table(rep: Any) -> Finding | None:
                                       f"); {proof}."))
 
 
+def _army_lists(rep: Any) -> Finding | None:
+    """``report --lists``: what the meta uses and leaves out, and the strongest shipped list (their tables are in
+    ``lists/report.md`` and ``meta/report.md``)."""
+    meta, lists = getattr(rep, "meta", None), getattr(rep, "lists", None)
+    if meta is None and lists is None:
+        return None
+    parts: tuple[Any, ...] = ()
+    if meta is not None:
+        used, out = meta.units_used, meta.units_left_out
+        parts = (f"the meta at {meta.budget:g} points (the mix of lists no list the search found beats"
+                 + ("" if meta.converged else "; not converged") + f") uses {len(used)} of {len(used) + len(out)} "
+                 "units" + (f"; no meta list takes {', '.join(out)}" if out else "") + " (", Code("meta/report.md"),
+                 ").")
+    items: list[tuple[Any, ...]] = []
+    if lists is not None and len(lists.scores):
+        top = lists.scores.iloc[0]
+        items.append((f"of the roster's own lists, {top['list']} scores best: {100 * float(top['score']):.1f}% "
+                      "against the others; every list against every list, and what each unit adds to a list: ",
+                      Code("lists/report.md")))
+    return Finding("Army lists", parts, tuple(items))
+
+
 def _dominated(rep: Any) -> Finding | None:
     dom, n = rep.balance.dominated, len(rep.matrix.units)
     if not len(dom):
@@ -376,7 +398,8 @@ def findings(rep: Any) -> list[Finding]:
     first = [role] if role is not None and role.title == "Who charges decides" else []
     out: list[Finding] = [*first, *_advice(rep), _mix(rep)]
     for extra in (_cannot_balance(rep), _dominated(rep), _cycles(rep), role if not first else None,
-                  _unspent(rep), capped_finding(rep.matrix), *_noise(rep), _baseline(rep), _balanced_table(rep)):
+                  _unspent(rep), capped_finding(rep.matrix), *_noise(rep), _baseline(rep), _balanced_table(rep),
+                  _army_lists(rep)):
         if extra is not None:
             out.append(extra)
     out.append(_next_steps(rep))

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import sim
@@ -246,5 +247,13 @@ def test_report_lists_adds_the_lists_and_the_meta(roster, tmp_path, capsys):
     assert (out / "lists" / "unit_value.csv").is_file() and (out / "meta" / "meta.csv").is_file()
     files = json.loads((out / "metadata.json").read_text(encoding="utf-8"))["files"]
     assert "lists/unit_value.csv" in files and "meta/meta_units.csv" in files
+    # the findings say what the meta uses and which of the roster's lists is strongest, as the files do
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    line = next(ln for ln in summary.splitlines() if ln.startswith("- **Army lists**"))
+    units = pd.read_csv(out / "meta" / "meta_units.csv")
+    assert f"uses {int(units['in_meta'].sum())} of {len(units)} units" in line
+    top = pd.read_csv(out / "lists" / "rankings.csv").sort_values("rank").iloc[0]
+    assert f"{top['list']} scores best: {100 * top['score']:.1f}%" in summary
+    assert "Army lists" in (out / "report.html").read_text(encoding="utf-8")
     rc, _, err = run(capsys, "report", "mecha", "--lists", "--out", str(tmp_path / "m"))
     assert rc == 2 and "army lists are not available" in err and not (tmp_path / "m").exists()
