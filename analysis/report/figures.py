@@ -32,7 +32,9 @@ def draw_figures(rep: Any) -> dict[str, bytes]:
         ("score", square, lambda ax: plots.matrix_heatmap(
             score, ax=ax, value_label="side-averaged score of the row unit",
             title="Side-averaged score, win + draw/2 (%): row unit vs column unit")),
-        ("ranking", (7.0, 1.4 + 0.38 * n), lambda ax: plots.ranking_chart(b.rankings, ax=ax)),
+        # ranked by the one score, as the rankings table beside it (the strength model is a column there)
+        ("ranking", (7.0, 1.4 + 0.38 * n), lambda ax: plots.ranking_chart(
+            b.rankings, ax=ax, value="score", title="Ranking by score: estimate (dot) with its 95% interval (bar)")),
         ("outcomes", (min(max(7.5, 0.8 * n + 3), 14.0), 4.8), lambda ax: plots.wdl_bars(b.rankings, ax=ax)),
         ("points", (8.0, 1.6 + 0.38 * n), lambda ax: plots.points_chart(b.fair_points, ax=ax)),
     ]

@@ -360,7 +360,8 @@ def ranking_chart(rankings: pd.DataFrame, ax: Axes | None = None, *, title: str 
         ax.set_xlabel("Bradley-Terry strength (logit; 0 = roster average)")
     else:
         ax.axvline(0.5, color="black", lw=0.6, ls=":")
-        ax.set_xlabel(f"{value} (probability)")
+        ax.set_xlabel("score: win + draw/2 against the roster (0.5 = even)" if value == "score"
+                      else f"{value} (probability)")
     ax.set_ylabel("unit")
     ax.set_title(title or "Ranking: estimate (dot) with its 95% interval (bar)")
     return ax
