@@ -21,7 +21,7 @@ from .types import MAX_ROUNDS_TYPE, ROUNDS, SEED, TRIALS, WORKERS, Number
 
 __all__ = ["Failure", "OutFolder", "progress_bar", "count_bar", "roster_arg", "roster_option", "budget_option",
            "rounds_option", "balance_rounds_options", "fielding_option", "method_option", "common_run_options", "run_options",
-           "precision_options", "report_run_options"]
+           "precision_options", "report_run_options", "score_option"]
 
 
 class Failure(Exception):
@@ -176,6 +176,18 @@ def precision_options(f: Callable) -> Callable:
                              "in matrix, balance and report alike).")(f)
 
 
+def score_option(f: Callable) -> Callable:
+    """--score-half-width: the precision target on every unit's score (:mod:`analysis.runs.allocation`)."""
+    from ..runs.allocation import CELL_PRECISION_UNITS, DEFAULT_SCORE_HALF_WIDTH, MAX_SCORE_HALF_WIDTH
+
+    return click.option("--score-half-width", type=Number(0, MAX_SCORE_HALF_WIDTH),
+                        default=DEFAULT_SCORE_HALF_WIDTH, show_default=True,
+                        help="Target 95% half-width of every unit's score (0.005 = +-0.5 pp), in (0, 0.25]: each "
+                             "cell is fought for its share of the scores' variance (lopsided cells stop early). "
+                             f"Over {CELL_PRECISION_UNITS} units the cells are no longer each fought to "
+                             "--half-width, so the fights grow with the roster, not its square.")(f)
+
+
 def report_run_options(f: Callable) -> Callable:
     """Matrix settings of `balance` and `report` (the precision options as in `matrix`)."""
     f = method_option(f)
@@ -189,6 +201,7 @@ def report_run_options(f: Callable) -> Callable:
     f = click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
                      help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")(f)
     f = precision_options(f)
+    f = score_option(f)
     f = click.option("--unit", "unit_list", multiple=True, metavar="NAME", help="A unit of the subset (repeatable).")(f)
     f = click.option("--units", type=str, default=None, metavar="A,B,...",
                      help='A subset of the roster\'s units (quote names with commas: A,"B, the second").')(f)

@@ -7,7 +7,8 @@ import click
 import sim
 
 from ..report.io import check_output_dir
-from .options import Failure, OutFolder, count_bar, method_option, precision_options, roster_arg, roster_option
+from .options import (Failure, OutFolder, count_bar, method_option, precision_options, roster_arg, roster_option,
+                      score_option)
 from .scale import announce_long_runs as _announce_long_runs
 from .scale import echo_written as _echo_written
 from .scale import executor_for as _executor
@@ -40,6 +41,7 @@ __all__ = ["rebalance_cmd"]
 @click.option("--robustness/--no-robustness", default=True, show_default=True,
               help="Also score both tables at 0.5x, 1x and 2x the budget and three seeds (robustness.csv and a plot).")
 @precision_options
+@score_option
 @method_option
 @click.option("--set", "settings", multiple=True, metavar="SIDE.KEY=VALUE",
               help="A state, a unit field by role (attacker.defence=3) or an option (KEY=VALUE).")
@@ -55,7 +57,7 @@ __all__ = ["rebalance_cmd"]
 @_fresh_option
 def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tuple[str, ...], round_to: float,
                   tolerance: float, max_change: float | None, drop_unbalanceable: bool, robustness: bool, seed: int,
-                  half_width: float, max_trials: int, method: str,
+                  half_width: float, max_trials: int, score_half_width: float, method: str,
                   settings: tuple[str, ...],
                   rules_defaults: bool, workers: int, scheduler: str | None, out: str | None, quiet: bool,
                   fresh: bool) -> None:
@@ -91,7 +93,8 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
     in_force, _ = check_rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to),
                                   tolerance=tolerance / 100, seed=seed, half_width=half_width, max_trials=max_trials,
                                   states=states, overrides=overrides, options=options, workers=workers,
-                                  from_text=True, rules_defaults=rules_defaults, method=method)
+                                  from_text=True, rules_defaults=rules_defaults, method=method,
+                                  score_half_width=score_half_width)
     if out is not None:
         check_output_dir(out)
     folder = _out_folder(out, [("--roster", roster)], "rebalance")
@@ -102,7 +105,8 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
         if not quiet:  # what the run will cost, before it starts
             _announce_rebalance(rs, ros, in_force, seed=seed, half_width=half_width, max_trials=max_trials,
                                 states=states, overrides=overrides, options=options, rules_defaults=rules_defaults,
-                                method=method, workers=workers if scheduler is None else 1, store=store)
+                                method=method, workers=workers if scheduler is None else 1, store=store,
+                                score_half_width=score_half_width)
         with _executor(scheduler, workers) as executor:
             result = rebalance(rs, ros, budget=given, lock=list(lock), round_to=float(round_to),
                                tolerance=float(tolerance) / 100, seed=seed, half_width=half_width,
@@ -110,6 +114,7 @@ def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tu
                                workers=workers, from_text=True, executor=executor, rules_defaults=rules_defaults,
                                method=method, store=store, max_change=None if max_change is None else max_change / 100,
                                drop_unbalanceable=drop_unbalanceable, robustness=robustness,
+                               score_half_width=score_half_width,
                                progress=None if quiet else lambda line: click.echo(line, err=True))
         paths = folder.replace(lambda d: write_rebalance(result, d)) if folder else []
     except BaseException:

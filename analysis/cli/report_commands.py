@@ -36,8 +36,8 @@ __all__ = ["balance_cmd", "report_cmd", "diff_cmd"]
 @click.option("--out", type=OutFolder(), default=None,
               help="Directory for the CSV tables (written atomically).")
 def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: tuple[str, ...], seed: int,
-                half_width: float, max_trials: int, settings: tuple[str, ...], rounds: str | None,
-                max_rounds: int | None, rules_defaults: bool, fielding: str, method: str,
+                half_width: float, max_trials: int, score_half_width: float, settings: tuple[str, ...],
+                rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, method: str,
                 workers: int, scheduler: str | None, quiet: bool, budget: str | None, from_matrix: str | None,
                 out: str | None) -> None:
     """The advice (the fewest price changes that balance the roster), rankings, Nash weights, dominance, cycles.
@@ -97,7 +97,8 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
                                     max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                                     rules_defaults=rules_defaults, fielding=fielding, method=method,
                                     states=states, overrides=overrides, options=options, workers=workers,
-                                    progress=update, from_text=True, budget=budget, executor=executor)
+                                    progress=update, from_text=True, budget=budget, executor=executor,
+                                    score_half_width=score_half_width)
         finally:
             close()
         source = f"{ros.source}, seed {seed}"
@@ -150,7 +151,8 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tuple[str, ...], baseline: str | None,
                with_rebalance: bool, with_lists: bool,
                roster: str | None, units: str | None,
-               unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, settings: tuple[str, ...],
+               unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, score_half_width: float,
+               settings: tuple[str, ...],
                rounds: str | None, max_rounds: int | None, rules_defaults: bool, fielding: str, method: str, workers: int,
                scheduler: str | None, quiet: bool, fresh: bool,
                budget: str | None) -> int:
@@ -182,7 +184,8 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
                                    half_width=half_width, max_trials=max_trials, rounds=rounds,
                                    max_rounds=max_rounds, rules_defaults=rules_defaults, fielding=fielding,
                                    method=method, workers=workers, executor=executor, fresh=fresh, baseline=baseline,
-                                   progress=update, rebalance=with_rebalance, lists=with_lists)
+                                   progress=update, rebalance=with_rebalance, lists=with_lists,
+                                   score_half_width=score_half_width)
         finally:
             close()
         click.echo(f"wrote {len(result['ok'])} reports to {out} in {result['seconds']:.1f} s "
@@ -211,7 +214,7 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
                                overrides=overrides, options=options, workers=workers, progress=update,
                                from_text=True, budget=budget, executor=executor,
                                store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline,
-                               rebalance=with_rebalance, lists=with_lists)
+                               rebalance=with_rebalance, lists=with_lists, score_half_width=score_half_width)
         paths = folder.replace(rep.write_files)
     finally:
         folder.close()
@@ -260,7 +263,7 @@ def _written_shortfall(out: str, folders: list[str]) -> dict[str, Any]:
     import json
     from pathlib import Path
 
-    cells, short, widths = 0, 0, []
+    cells, short, widths, units = 0, 0, [], []
     for name in folders:
         try:
             meta = json.loads((Path(out) / name / "metadata.json").read_text(encoding="utf-8"))
@@ -270,4 +273,8 @@ def _written_shortfall(out: str, folders: list[str]) -> dict[str, Any]:
         short += int(meta.get("cells_short_of_half_width") or 0)
         if meta.get("widest_half_width") is not None:
             widths.append(float(meta["widest_half_width"]))
-    return {"cells": cells, "cells_short_of_half_width": short, "widest_half_width": max(widths, default=None)}
+        where = "" if name == "." else f"{name}: "
+        units += [(where + str(u["unit"]), float(u["score_half_width"]))
+                  for u in meta.get("units_short_of_score_target") or []]
+    return {"cells": cells, "cells_short_of_half_width": short, "widest_half_width": max(widths, default=None),
+            "units_short_of_score_target": sorted(units, key=lambda uv: -uv[1])}

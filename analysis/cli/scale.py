@@ -152,6 +152,12 @@ def note_shortfall(summary: dict[str, Any], half_width: float, max_trials: int) 
         NOTES.append(f"{short:,} of {int(summary['cells']):,} cells stopped at --max-trials {max_trials:,} wider than "
                      f"--half-width {half_width:g} (widest +-{summary['widest_half_width']:.4f}); raise --max-trials "
                      "to reach it (metadata.json names them)")
+    units = summary.get("units_short_of_score_target") or []
+    if units:
+        named = ", ".join(f"{u} (+-{100 * hw:.2f} pp)" for u, hw in units[:8])
+        more = f" and {len(units) - 8} more" if len(units) > 8 else ""
+        NOTES.append(f"{len(units):,} unit score(s) stopped at --max-trials {max_trials:,} wider than "
+                     f"--score-half-width: {named}{more}; raise --max-trials to reach it")
 
 
 def note_store(store: Any) -> None:

@@ -55,11 +55,11 @@ def with_rebalance(rep: Any, units: Sequence[str] | None, run: Mapping[str, Any]
         ros = Roster(ros.ruleset, {u: ros.unit(u) for u in rep.matrix.units}, ros.options,
                      f"{ros.source} (units: {', '.join(rep.matrix.units)})", ros.description, ros.budget)
     keys = ("half_width", "max_trials", "rounds", "max_rounds", "states", "overrides", "options", "workers",
-            "from_text", "executor", "store", "rules_defaults", "method")
+            "from_text", "executor", "store", "rules_defaults", "method", "score_half_width")
     settings = {**rep.settings, "rebalance": True}
     try:
         result = rebalance(rep.ruleset, ros, budget=rep.matrix.budget, seed=int(rep.settings["seed"]),
-                           robustness=bool(run.get("robustness", False)), **{k: run[k] for k in keys})
+                           robustness=bool(run.get("robustness", False)), **{k: run[k] for k in keys if k in run})
     except InputError as e:  # e.g. fewer than two units that points can balance: the section says why
         return dataclasses.replace(rep, rebalance_note=str(e), settings=settings)
     return dataclasses.replace(rep, rebalance=result, settings=settings)

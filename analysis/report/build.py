@@ -40,6 +40,7 @@ from sim.ruleset import Ruleset
 from sim.rulesets import get_ruleset
 
 from ..runs.balance import balance_summary
+from ..runs.allocation import DEFAULT_SCORE_HALF_WIDTH
 from ..runs.defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 from ..runs.fights import to_the_end
 from ..stats.summary import BalanceSummary
@@ -345,6 +346,7 @@ def build_report(
     method: str = "auto",
     rebalance: bool = False,
     lists: bool = False,
+    score_half_width: float | None = DEFAULT_SCORE_HALF_WIDTH,
 ) -> Report:
     """Run the matchup matrix of a roster and every balance metric.
 
@@ -396,6 +398,10 @@ def build_report(
         folder gains ``rebalance/``. A ruleset that cannot field copies, or a roster
         without a budget, cannot be rebalanced: the report is built without the
         table and says why (``rebalance_note``, in the report and ``metadata.json``).
+    score_half_width : float or None
+        Every unit's score to this 95% half-width (default +-0.5 pp), the fights shared out over the cells
+        (:mod:`analysis.runs.allocation`; a roster of over 20 units no longer fights each cell to
+        ``half_width``); None: every cell to ``half_width`` alone. The report says which target it used.
     lists : bool
         Also fight the roster's army lists (``warband``, ``duel``) and search the meta at the
         roster's budget (:func:`analysis.report.lists_files.with_lists`; minutes): the folder gains
@@ -435,7 +441,8 @@ def build_report(
             refused = str(e)
     run = dict(half_width=half_width, max_trials=max_trials, seed=seed, rounds=rounds, max_rounds=max_rounds,
                states=states, overrides=overrides, options=options, workers=workers, from_text=from_text,
-               executor=executor, store=store, rules_defaults=rules_defaults, method=method)
+               executor=executor, store=store, rules_defaults=rules_defaults, method=method,
+               score_half_width=score_half_width)
     matrix = matchup_matrix(rs, ros, units, progress=progress, budget=budget, fielding=fielding, **run)
     one_for_one = matchup_matrix(rs, ros, units, budget="none", **run) if matrix.budget is not None else None
     balance = balance_summary(matrix, seed=0)
@@ -444,6 +451,7 @@ def build_report(
                 "max_rounds": int(matrix.settings["max_rounds"]), "units": list(units) if units else None,
                 "states": plain_values(matrix.settings.get("states") or {}), "overrides": plain_values(overrides or {}),
                 "options": plain_values(options or {}), "budget": matrix.budget, "method": method,
+                "score_half_width": score_half_width,
                 "balance_settings": plain_values(matrix.settings.get("balance_settings") or {}),
                 "time_to_resolution": {"rounds": "end", "max_rounds": int(matrix.settings["max_rounds"]),
                                        "trials": min(int(max_trials), TO_THE_END_TRIALS)}}

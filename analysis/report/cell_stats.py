@@ -63,11 +63,19 @@ def report_shortfall(report: Any) -> dict[str, Any]:
     (exact cells have no tally and never fall short)."""
     from ..runs.jobs import merge_shortfalls, shortfall
 
-    hw = report.settings.get("half_width")
+    from .score_target import cell_half_width
+
+    hw = cell_half_width(report)  # None: fought for the scores, no cell falls short of a cell target
     parts = [shortfall(((f"{a} vs {d}", r.tally) for (a, d), r in report.matrix.results.items()), hw)]
     if report.one_for_one is not None:
         parts.append(shortfall(((f"{a} vs {d} (one a side)", r.tally)
                                 for (a, d), r in report.one_for_one.results.items()), hw))
     gap = merge_shortfalls(parts)
-    return {"half_width_cells": gap["cells"], "cells_short_of_half_width": gap["cells_short_of_half_width"],
+    from .score_target import score_shortfall, score_target_settings
+
+    target = score_target_settings(report)
+    score = {} if target is None else {
+        "score_target": target["text"],
+        "units_short_of_score_target": [{"unit": u, "score_half_width": hw} for u, hw in score_shortfall(report)]}
+    return {**score, "half_width_cells": gap["cells"], "cells_short_of_half_width": gap["cells_short_of_half_width"],
             "widest_half_width": gap["widest_half_width"], "short_of_half_width": gap["short_of_half_width"]}

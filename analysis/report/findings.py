@@ -309,10 +309,15 @@ def _cycles(rep: Any) -> Finding:
 
 def noisy_cells(rep: Any) -> int:
     """Cells whose 95% half-width is wider than the target (they stopped at the trial cap)."""
+    from .score_target import cell_half_width
+
+    target = cell_half_width(rep)
+    if target is None:  # fought for the scores: no cell target to miss (a unit's score says so instead)
+        return 0
     long = rep.matrix.long
     fought = long[long["trials"] > 0]
     half = (fought["p_attacker_hi"] - fought["p_attacker_lo"]) / 2
-    return int((half > rep.settings["half_width"] * (1 + 1e-9)).sum())
+    return int((half > target * (1 + 1e-9)).sum())
 
 
 def _noise(rep: Any) -> list[Finding]:
@@ -327,6 +332,11 @@ def _noise(rep: Any) -> list[Finding]:
                                      Link(f"±{100 * rep.settings['half_width']:.2g} pp", "settings", "settings"),
                                      " (widest ", Link(f"±{100 * st['widest_half_width']:.2f} pp", "settings",
                                                        "settings"), ").")))
+    from .score_target import score_finding
+
+    score = score_finding(rep)
+    if score is not None:
+        out.append(score)
     mis = rep.balance.misfit
     if mis.get("warning"):
         out.append(Finding("Model misfit", ("the one-number-per-unit strength model is off by ",

@@ -161,7 +161,13 @@ def report_context(rep: Any) -> dict[str, Any]:
     hw = rep.settings["half_width"]
     from .findings import noisy_cells
 
-    settings = [("seed", rep.settings["seed"]), ("target half-width", f"±{100 * hw:.2g} pp"),
+    from .score_target import cell_half_width, cell_rule, score_target_settings
+
+    target, cell_hw = score_target_settings(rep), cell_half_width(rep)
+    settings = [("seed", rep.settings["seed"]),
+                ("target half-width", f"±{100 * cell_hw:.2g} pp a cell" if cell_hw is not None
+                 else f"none a cell (--half-width {hw:g} not used: over the roster size that keeps cell precision)"),
+                *([("score target", target["text"])] if target is not None else []),
                 ("trial cap per cell", f"{rep.settings['max_trials']:,}"),
                 ("budget", f"{budget:,g} points a side" if budget is not None else "none (one unit a side)"),
                 ("rounds", m.settings.get("rounds")), ("max rounds", m.settings.get("max_rounds")),
@@ -204,6 +210,7 @@ def report_context(rep: Any) -> dict[str, Any]:
         "rules": rules, "spec": rs.spec,
         "options": rt.table_view(rep.options_table(), rt.OPTIONS),
         "settings": settings,
+        "cell_rule": cell_rule(rep),
         "units": rt.table_view(units, rt.generic_columns(units, {"in_matrix": "In matrix"})),
         "excluded": list(m.excluded.items()),
         "images": {"matrix": uri["matrix"], "score": uri["score"], "ranking": uri["ranking"],

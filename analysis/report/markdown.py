@@ -42,6 +42,15 @@ def _md_code(text: str) -> str:
     return "".join(f"`{t}`" if i % 2 else md_text(t) for i, t in enumerate(text.split("`")))
 
 
+def _precision_text(rep: Any) -> str:
+    """The cells' target half-width, or the score target that replaced it."""
+    from .score_target import cell_half_width, score_target_settings
+
+    target, hw = score_target_settings(rep), cell_half_width(rep)
+    text = f"target half-width ±{100 * hw:.2g} pp a cell" if hw is not None else "no target a cell"
+    return text + (f", score target: {md_text(target['text'])}" if target is not None else "")
+
+
 def summary(rep: Any) -> str:
     """summary.md of a built :class:`analysis.report.build.Report`."""
     rs, b, st = rep.ruleset, rep.balance, rep.cell_stats()
@@ -52,7 +61,7 @@ def summary(rep: Any) -> str:
              f"Rules: {md_text(rs.source)}; spec `{rs.spec.replace('`', '')}`; damage unit: {md_text(rs.damage_unit)}.",
              "", "## Findings", "", *findings_markdown(findings(rep)), "", "## Settings", "",
              (_fielding_sentence(m) if m.budget is not None else "One unit a side (no budget)."),
-             f"Seed {rep.settings['seed']}, target half-width ±{100 * rep.settings['half_width']:.2g} pp, "
+             f"Seed {rep.settings['seed']}, {_precision_text(rep)}, "
              f"cap {rep.settings['max_trials']:,} trials per cell; {st['trials_total']:,} fights in "
              f"{st['cells_fought']} cells (widest half-width ±{100 * st['widest_half_width']:.2f} pp); "
              f"rounds = {m.settings.get('rounds')}.", *([exact_sentence(m.long)] if exact_sentence(m.long) else []),

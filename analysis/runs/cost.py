@@ -124,9 +124,13 @@ def cost_listener(callback: Callable[[CostEstimate], None]) -> Iterator[None]:
 def expected_trials(job: CellJob) -> int:
     """Fights ``job`` needs at most: its cap, or for an adaptive job what p = 0.5 needs, in whole steps."""
     steps = job_steps(job)
-    if job.half_width is None:
+    if not job.adaptive:
         return steps.cap
-    worst = Z95 * Z95 * 0.25 / (job.half_width * job.half_width)
+    worst = 0.0
+    if job.half_width is not None:
+        worst = Z95 * Z95 * 0.25 / (job.half_width * job.half_width)
+    if job.score_variance is not None:  # a cell score's variance is at most 1/4 a fight
+        worst = max(worst, 0.25 / job.score_variance)
     return min(steps.cap, math.ceil(worst / steps.trials) * steps.trials)
 
 

@@ -41,6 +41,8 @@ import numpy as np
 import sim
 from sim.budget import copies_for, resolve_budget
 from sim.errors import InputError, MatchupError, shown
+from sim.rng import SUB_BLOCK_TRIALS
+from sim.stats import Z95
 from sim.roster import Roster
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
@@ -243,6 +245,11 @@ class RunContext:
         How the budget fields copies.
     method : {"auto", "exact", "mc"}
         How each cell is answered (:func:`analysis.runs.jobs.pick_method`).
+    score_variance : float or None
+        A cell is also fought until both sides' cell-score variance is at most this (a score target's
+        share of one cell, :mod:`analysis.runs.allocation`); None: no score target.
+    step_trials : int
+        Fights per step of an adaptive cell (the grain of its stopping rule).
     """
 
     ruleset: str
@@ -262,6 +269,8 @@ class RunContext:
     store: Any = field(default=None, repr=False, compare=False)
     fielding: str = "expected"
     method: str = "auto"
+    score_variance: float | None = None
+    step_trials: int = SUB_BLOCK_TRIALS
 
     @property
     def rs(self) -> Ruleset:
@@ -271,9 +280,26 @@ class RunContext:
         """The :class:`~analysis.runs.jobs.CellJob` of one cell at this context's precision and method."""
         from .jobs import CellJob, pick_method
 
-        method = pick_method(self.rs, plan, self.rounds, self.max_rounds, half_width=self.half_width,
+        method = pick_method(self.rs, plan, self.rounds, self.max_rounds, half_width=self._method_half_width,
                              max_trials=self.max_trials, method=self.method, label=label)
-        return CellJob(key, plan, stream, self.max_trials, self.half_width, method=method, asked=self._asked, **kw)
+        return CellJob(key, plan, stream, self.max_trials, self.half_width, method=method, asked=self._asked,
+                       **self._precision, **kw)
+
+    @property
+    def _precision(self) -> dict[str, Any]:
+        """The score target's fields of a cell job (none without a target: the job keeps its old store key)."""
+        if self.score_variance is None:
+            return {}
+        return {"score_variance": self.score_variance, "step_trials": self.step_trials}
+
+    @property
+    def _method_half_width(self) -> float | None:
+        """The half-width that weighs a cell's fights against its exact chain: a score target's cell score
+        half-width, or the cell's own target when that is tighter (the cell is fought to both)."""
+        if self.score_variance is None:
+            return self.half_width
+        score = Z95 * math.sqrt(self.score_variance)
+        return score if self.half_width is None else min(self.half_width, score)
 
     @property
     def _asked(self) -> str:
@@ -312,7 +338,8 @@ class RunContext:
 
         if self.store is None:
             return None
-        job = CellJob(key, None, stream, self.max_trials, self.half_width, identity=matchup, asked=self._asked, **kw)
+        job = CellJob(key, None, stream, self.max_trials, self.half_width, identity=matchup, asked=self._asked,
+                      **self._precision, **kw)
         rs = self.rs
         k = self.store.key(rs, self.root, self.rounds, self.max_rounds, job)
         if not k:

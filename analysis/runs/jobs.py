@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from sim.limits import check_workers
-from sim.rng import BLOCK_TRIALS, SUB_BLOCK_TRIALS, block_rng, sub_block_rng
+from sim.rng import BLOCK_TRIALS, SUB_BLOCK_TAG, SUB_BLOCK_TRIALS, block_rng, sub_block_rng
 from sim.ruleset import Rounds, Ruleset
 from sim.tally import Tally
 
@@ -90,6 +90,18 @@ class CellJob:
     #: Seconds its plan took to build (not in the store's key: recorded with its result, so a rerun that
     #: takes the result from the store can say roughly what it saved).
     built_in: float = 0.0
+    #: Stop also (or only, without ``half_width``) once the variance of both sides' cell score (win + draw / 2,
+    #: :func:`~analysis.stats.estimates.score_variance`) is at most this: a score target's share of a cell
+    #: (:mod:`analysis.runs.allocation`).
+    score_variance: float | None = None
+    #: Fights per step of an adaptive job: the grain of its stopping rule. :data:`sim.rng.SUB_BLOCK_TRIALS`
+    #: keeps the sub-block addressing; another size has addresses of its own (:func:`job_steps`).
+    step_trials: int = SUB_BLOCK_TRIALS
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the job stops by a rule (a half-width or a score variance) rather than at a fixed count."""
+        return self.half_width is not None or self.score_variance is not None
 
 
 @dataclass
@@ -158,6 +170,9 @@ class Steps:
     trials: int
     per_block: int
     cap: int
+    #: Steps of a size other than :data:`sim.rng.SUB_BLOCK_TRIALS` are addressed with their size
+    #: (``key + (block, SUB_BLOCK_TAG, size, sub)``), so they never share a generator with a sub-block.
+    sized: bool = False
 
     @property
     def count(self) -> int:
@@ -172,6 +187,8 @@ class Steps:
         """The generator step ``g`` draws from."""
         if not self.per_block:
             return block_rng(root, *stream, g)
+        if self.sized:
+            return block_rng(root, *stream, g // self.per_block, SUB_BLOCK_TAG, self.trials, g % self.per_block)
         return sub_block_rng(root, *stream, block=g // self.per_block, sub=g % self.per_block)
 
 
@@ -183,8 +200,11 @@ def job_steps(job: CellJob) -> Steps:
     default :data:`~sim.rng.BLOCK_TRIALS` is), else each block is one sub-block.
     """
     batch = int(job.batch_trials)
-    if job.half_width is None:
+    if not job.adaptive:
         return Steps(batch, 0, int(job.max_trials))
+    step = int(job.step_trials)
+    if step != SUB_BLOCK_TRIALS and batch % step == 0:
+        return Steps(step, batch // step, int(job.max_trials), sized=True)
     per_block = batch // SUB_BLOCK_TRIALS if batch % SUB_BLOCK_TRIALS == 0 else 1
     return Steps(batch // per_block, per_block, int(job.max_trials))
 
@@ -237,13 +257,30 @@ def _run_one(rs: Ruleset, root: np.random.SeedSequence, job: CellJob, rounds: Ro
 
 
 def _stops(job: CellJob, total: Tally) -> bool:
-    """The adaptive stopping rule, checked after every step in step order (by every runner)."""
-    return job.half_width is not None and _narrow_enough(total, job.half_width)
+    """The adaptive stopping rule, checked after every step in step order (by every runner): every target the
+    job has is met."""
+    if not job.adaptive:
+        return False
+    if job.half_width is not None and not _narrow_enough(total, job.half_width):
+        return False
+    return job.score_variance is None or cell_score_variance(total) <= job.score_variance
 
 
 def _narrow_enough(t: Tally, half_width: float) -> bool:
     """Every outcome probability (attacker win, defender win, draw) is within ``half_width``."""
     return outcome_half_width(t) <= half_width
+
+
+def cell_score_variance(t: Tally) -> float:
+    """The larger of the two sides' cell-score variances (win + draw / 2, with the pseudo-fights of
+    :func:`~analysis.stats.estimates.score_variance`; ``inf`` without trials)."""
+    from ..stats.estimates import score_variance
+
+    n = t.trials
+    if not n:
+        return float("inf")
+    draw = int(t.wins[0]) / n
+    return max(score_variance(int(t.wins[k]) / n, draw, n) for k in (1, 2))
 
 
 def outcome_half_width(t: Tally) -> float:
@@ -329,7 +366,7 @@ def stored_result_fits(job: CellJob, rs: Ruleset, tally: Tally, blocks: list[Tal
         return False
     if not 0 < tally.trials <= steps.cap:
         return False
-    if job.half_width is None:
+    if not job.adaptive:
         if tally.trials != steps.cap:
             return False
     elif tally.trials != steps.cap and (tally.trials % steps.trials or not _stops(job, tally)):

@@ -43,12 +43,13 @@ from sim.api import provenance as _provenance
 from sim.errors import InputError, shown
 from sim.limits import MAX_MATRIX_UNITS, check_trials
 from sim.results import FightResult
-from sim.rng import BLOCK_TRIALS, SeedLike, root_sequence
+from sim.rng import BLOCK_TRIALS, SUB_BLOCK_TRIALS, SeedLike, root_sequence
 from sim.roster import Roster
 from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
 from ..stats.estimates import row_trials
+from .allocation import check_score_half_width, targeted
 from .cells import CellBank, mixed_cells
 from .fielding import (RunContext, budget_in_force, check_fielding, check_run_arguments, fielded_copies, profile_key,
                        unfieldable)
@@ -263,6 +264,7 @@ def matchup_matrix(
     rules_defaults: bool = False,
     fielding: str | None = None,
     method: str = "auto",
+    score_half_width: float | None = None,
 ) -> MatchupMatrix:
     """Run every unit as attacker against every unit as defender (mirror matches included).
 
@@ -318,6 +320,12 @@ def matchup_matrix(
         cell and it costs less than the cell's Monte Carlo run at ``half_width``
         (:func:`sim.exact.choose_method`). ``"exact"`` where a cell has no chain
         raises a one-line ``MatchupError`` naming the cell and why.
+    score_half_width : float, optional
+        A target 95% half-width on every unit's score (0.005 = +-0.5 pp), shared out over the cells
+        (:mod:`analysis.runs.allocation`): each cell is fought until its score's share of the variance is
+        met; a roster of more than :data:`~analysis.runs.allocation.CELL_PRECISION_UNITS` units no longer
+        fights each cell to ``half_width``. None (default): every cell to ``half_width`` alone. Ignored
+        with fixed trials (``half_width=None``).
 
     Returns
     -------
@@ -364,10 +372,14 @@ def matchup_matrix(
         raise InputError(f"budget {in_force:g} fields none of these units ({cheapest} {left_out[cheapest]})")
     names = [n for n in names if n not in left_out]
     copies = fielded_copies(rs, ros, names, in_force, fielding)
+    if score_half_width is not None:
+        check_score_half_width(score_half_width, "score_half_width")
     root = root_sequence(seed)
     context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
                          dict(options or {}), half_width, int(max_trials), workers, from_text, in_force,
                          executor, store, method=method)
+    context, target = targeted(context, score_half_width, names,
+                               copies if fielding == "expected" and in_force is not None else None)
     if fielding == "expected" and in_force is not None:
         bank = CellBank(context)
         cells, notes = mixed_cells(bank, names, copies, progress)
@@ -393,9 +405,15 @@ def matchup_matrix(
         "options": dict(some.matchup.options) if some is not None else {},
         "balance_settings": run.describe(),
         "method": method,
+        # what each cell was fought to: the cell half-width, unless a large roster's score target replaced it
+        "cell_half_width": context.half_width,
+        **({"score_target": {**target.settings(), "text": target.describe()}} if target is not None else {}),
     }
     seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
-    stream_text += ", sub-block tag, sub-block)" if half_width is not None else ")"
+    if context.step_trials != SUB_BLOCK_TRIALS and context.score_variance is not None:
+        stream_text += ", sub-block tag, step fights, step)"
+    else:
+        stream_text += ", sub-block tag, sub-block)" if half_width is not None else ")"
     prov = _provenance(root, ruleset=rs.id, spec=rs.spec, seed=seed_out, stream=stream_text)
     rows, results = [], {}
     for a in kept:

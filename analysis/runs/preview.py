@@ -20,6 +20,7 @@ from sim.errors import MatchupError
 from sim.limits import table_bytes
 from sim.rng import root_sequence
 
+from .allocation import targeted
 from .cells import WholeCell, _unpriced
 from .cost import estimate_cost, human_seconds
 from .fielding import RunContext, copy_mixture
@@ -105,7 +106,7 @@ def rebalance_preview(rs: Any, ros: Any, budget: float, *, seed: Any, half_width
                       rounds: Any = None, max_rounds: Any = None, states: Any = None, overrides: Any = None,
                       options: Any = None, from_text: bool = False, rules_defaults: bool = False,
                       method: str = "auto", workers: int = 1, store: Any = None, max_iterations: int = 8,
-                      sample_seconds: float = SAMPLE_SECONDS) -> RebalancePreview:
+                      sample_seconds: float = SAMPLE_SECONDS, score_half_width: Any = None) -> RebalancePreview:
     """Estimate a rebalance's first matrix from a sample of its cells (the arguments are
     :func:`~analysis.runs.rebalance.rebalance`'s, checked already by ``check_rebalance``)."""
     from sim.limits import check_workers
@@ -116,6 +117,8 @@ def rebalance_preview(rs: Any, ros: Any, budget: float, *, seed: Any, half_width
     ctx = RunContext(rs.id, ros, root, run.rounds, int(run.max_rounds), dict(run.states or {}),
                      dict(overrides or {}), dict(options or {}), half_width, int(max_trials), workers, from_text,
                      budget, None, store, method=method)
+    copies = {u: budget / float(ros.unit(u).points) for u in ros.names}
+    ctx, _ = targeted(ctx, score_half_width, ros.names, copies)  # the cells as the first matrix fights them
     cells = _first_matrix(ros, budget)
 
     def matchup(c: WholeCell) -> Any:

@@ -45,6 +45,7 @@ from .advice import advise, check_advice_arguments
 from .balance import balance_summary
 from .defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 from .fielding import budget_in_force, unfieldable
+from .allocation import DEFAULT_SCORE_HALF_WIDTH, check_score_half_width
 from .matrix import matchup_matrix, resolve_roster
 from .robustness import robustness as robustness_scores
 from .robustness import robustness_seeds
@@ -187,8 +188,8 @@ def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Any =
                     rounds: Any = None, max_rounds: Any = None, states: Any = None, overrides: Any = None,
                     options: Any = None, workers: Any = 1, from_text: Any = False, executor: Any = None,
                     store: Any = None, rules_defaults: Any = False, method: Any = "auto",
-                    max_change: Any = None, drop_unbalanceable: Any = False, robustness: Any = False
-                    ) -> tuple[float, tuple[str, ...]]:
+                    max_change: Any = None, drop_unbalanceable: Any = False, robustness: Any = False,
+                    score_half_width: Any = DEFAULT_SCORE_HALF_WIDTH) -> tuple[float, tuple[str, ...]]:
     """Every check of a rebalance that needs no fight (one clear line each, naming the argument): the budget in
     force and the locks.
 
@@ -201,6 +202,8 @@ def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Any =
 
     in_force = rebalance_budget(rs, ros, budget)
     check_seed(seed)
+    if score_half_width is not None:
+        check_score_half_width(score_half_width, "score_half_width")
     check_run_arguments_of_rebalance(rs, lock=lock, max_iterations=max_iterations, progress=progress,
                                      half_width=half_width, max_trials=max_trials, rounds=rounds,
                                      max_rounds=max_rounds, states=states, overrides=overrides, options=options,
@@ -281,6 +284,7 @@ def rebalance(
     max_change: float | None = None,
     drop_unbalanceable: bool = False,
     robustness: bool = False,
+    score_half_width: float | None = DEFAULT_SCORE_HALF_WIDTH,
 ) -> RebalanceResult:
     """The fewest price changes that balance the roster, written as a roster and proved on it by a fresh run.
 
@@ -317,6 +321,9 @@ def rebalance(
         at the price written, as opponents).
     robustness : bool
         Also score both tables at 0.5x, 1x and 2x the budget and three seeds (``robustness``).
+    score_half_width : float or None
+        Every unit's score to this 95% half-width in the search and the proof (default +-0.5 pp;
+        :mod:`analysis.runs.allocation`); None: every cell to ``half_width`` alone.
 
     Returns
     -------
@@ -330,11 +337,13 @@ def rebalance(
                                        max_rounds=max_rounds, states=states, overrides=overrides, options=options,
                                        workers=workers, from_text=from_text, executor=executor, store=store,
                                        rules_defaults=rules_defaults, method=method, max_change=max_change,
-                                       drop_unbalanceable=drop_unbalanceable, robustness=robustness)
+                                       drop_unbalanceable=drop_unbalanceable, robustness=robustness,
+                                       score_half_width=score_half_width)
     log = progress or (lambda line: None)
     run = dict(half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
                overrides=overrides, options=options, workers=workers, from_text=from_text, executor=executor,
-               store=store, rules_defaults=rules_defaults, budget=in_force, fielding="expected", method=method)
+               store=store, rules_defaults=rules_defaults, budget=in_force, fielding="expected", method=method,
+               score_half_width=score_half_width)
     before = matchup_matrix(rs, ros, seed=int(seed), **run)
     if before.excluded:
         u, why = next(iter(before.excluded.items()))

@@ -174,13 +174,18 @@ def _blocks_needed(cell: _Cell) -> int:
     """Steps the stopping rule will probably need (the normal approximation of the Wilson half-width)."""
     t, job = cell.total, cell.job
     half = getattr(job, "half_width", None)
+    target = getattr(job, "score_variance", None)
     if not t.trials:
         return 1
-    if half is None:
+    if half is None and target is None:
         return min(cell.n_blocks, 2 * cell.merged)
     p = t.wins / t.trials  # draw, attacker, defender: the stopping rule holds all three
-    var = float(np.max(p * (1 - p)))
-    trials = Z95 * Z95 * var / (half * half)
+    trials = 0.0
+    if half is not None:
+        trials = Z95 * Z95 * float(np.max(p * (1 - p))) / (half * half)
+    if target is not None:  # a side's score x (1, 1/2 or 0 a fight) has variance E[x^2] - E[x]^2
+        side = max(p[k] + p[0] / 4 - (p[k] + p[0] / 2) ** 2 for k in (1, 2))
+        trials = max(trials, float(side) / target)
     return min(cell.n_blocks, max(cell.merged + 1, math.ceil(trials / cell.step_trials)))
 
 
@@ -202,7 +207,7 @@ def run_cells(
     ----------
     stop : callable
         ``stop(job, total)``: the adaptive stopping rule, checked after each step in
-        step order (only for jobs with a ``half_width``).
+        step order (only for adaptive jobs: a ``half_width`` or a ``score_variance``).
     on_done : callable
         ``on_done(job_index, tally, blocks, seconds)`` as each job finishes (in the calling thread);
         ``seconds``: the CPU time of its step ranges, summed over the workers.
@@ -211,7 +216,7 @@ def run_cells(
     """
     cells = []
     for i, job in enumerate(jobs):
-        adaptive = job.half_width is not None
+        adaptive = job.adaptive
         c = _Cell(i, job, job_steps(job), adaptive, _new_tally(ruleset), [] if job.keep_blocks else None)
         c.want = 1 if adaptive else c.n_blocks  # counted, not listed: flat in the trial count
         cells.append(c)
