@@ -34,6 +34,7 @@ from sim.tally import Tally
 from ..stats.copy_curves import score_and_var
 from ..stats.estimates import exact_row, mix_rows, tally_row
 from .fielding import RunContext, copy_mixture, profile_key, twin_representatives
+from .remote_cells import Remote
 from .streaming import stream_cells
 from .streams import whole_stream
 
@@ -209,7 +210,8 @@ class CellBank:
             self.matchups[c] = matchup
             return ctx.job(c, plan, self.stream(c), _label(c), identity=matchup, built_in=took)
 
-        done, refused = stream_cells(ctx, fresh, self._build, job, progress=progress, stored=stored)
+        remote = Remote(self._recipe, self.stream, _label, self.matchups.__setitem__)
+        done, refused = stream_cells(ctx, fresh, self._build, job, progress=progress, stored=stored, remote=remote)
         for c, res in done.items():
             if res.exact is not None:
                 self.exact[c] = res.exact
@@ -252,9 +254,12 @@ class CellBank:
 
     def _build(self, c: WholeCell) -> tuple[Any, Any]:
         """The matchup and plan of a cell."""
-        ctx = self.context
-        return ctx.build(_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
-                         {"attacker": c.attacker_copies, "defender": c.defender_copies})
+        return self.context.build(*self._recipe(c))
+
+    def _recipe(self, c: WholeCell) -> tuple:
+        """The arguments of :meth:`RunContext.build` for a cell (picklable: a worker may build its plan)."""
+        return (_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
+                {"attacker": c.attacker_copies, "defender": c.defender_copies})
 
     def row(self, cell: WholeCell) -> dict[str, Any] | None:
         """The long-frame row of a cell answered (Monte Carlo with trials, or exact); None otherwise."""

@@ -21,6 +21,7 @@ from sim.errors import MatchupError
 from .cells import Cell
 from .fielding import RunContext, profile_key, twin_representatives
 from .jobs import JobResult, ProgressCallback, result_row, run_jobs
+from .remote_cells import Remote
 from .streaming import stream_cells
 from .streams import cell_stream
 
@@ -80,8 +81,9 @@ def fixed_cells(context: RunContext, names: list[str], progress: ProgressCallbac
         a, d = pair
         return context.job(pair, plan, pair_stream(reps, a, d), f"{a} v {d}", identity=matchup, built_in=took)
 
+    remote = Remote(tuple, lambda p: pair_stream(reps, *p), lambda p: f"{p[0]} v {p[1]}", matchups.__setitem__)
     fought, refused = stream_cells(context, fresh, lambda p: context.build(*p), job, progress=progress,
-                                   stored=len(done), runner=run_jobs)
+                                   stored=len(done), runner=run_jobs, remote=remote)
     done.update(fought)
     notes.update(refused)
     for p in fresh:

@@ -40,6 +40,7 @@ from sim.limits import table_bytes
 
 from .jobs import CellJob, JobResult, ProgressCallback, run_jobs
 from .progress import BuildTimer, phase
+from .remote_cells import REMOTE_CELLS, Remote, fight_remotely
 
 __all__ = ["stream_cells", "STREAM_MAX_CELLS", "chunk_bytes"]
 
@@ -74,7 +75,7 @@ def _shared_pool(context: Any) -> Iterator[Any]:
 def stream_cells(context: Any, cells: Sequence[Hashable], build: Callable[[Hashable], tuple[Any, Any]],
                  job: Callable[[Hashable, Any, Any, float], CellJob], *, progress: ProgressCallback | None = None,
                  stored: int = 0, max_bytes: int | None = None, max_cells: int | None = None,
-                 runner: Callable[..., dict[Any, JobResult]] | None = None
+                 runner: Callable[..., dict[Any, JobResult]] | None = None, remote: Remote | None = None
                  ) -> tuple[dict[Hashable, JobResult], dict[Hashable, str]]:
     """Build, fight and drop the plans of ``cells``, chunk by chunk (see the module docstring).
 
@@ -97,6 +98,11 @@ def stream_cells(context: Any, cells: Sequence[Hashable], build: Callable[[Hasha
         A chunk's limits (default :func:`chunk_bytes` and :data:`STREAM_MAX_CELLS`).
     runner : callable, optional
         Runs a chunk's jobs (default :func:`~analysis.runs.jobs.run_jobs`).
+    remote : Remote, optional
+        How the workers build and fight the cells themselves (:mod:`analysis.runs.remote_cells`): with
+        local workers or an executor and at least :data:`~analysis.runs.remote_cells.REMOTE_CELLS` cells,
+        the cells after the spread are sent as recipes, never built here (``build`` and ``job`` still
+        serve the spread, which times the building and the fights for the estimates).
 
     Returns
     -------
@@ -182,6 +188,27 @@ def stream_cells(context: Any, cells: Sequence[Hashable], build: Callable[[Hasha
                 chunk, held = [], 0
         if chunk:
             yield chunk, False
+
+    from sim.limits import check_workers
+
+    pooled = context.executor is not None or check_workers(context.workers) > 1
+    if remote is not None and pooled and len(rest) >= REMOTE_CELLS:
+        with phase("building and fighting matchups", len(rest), "matchups") as building, \
+                _shared_pool(context) as executor:
+            if head:
+                run(head[:], executor)  # the spread: the fights' estimate for the batch
+                head.clear()
+            for c, out in fight_remotely(executor, context, rest, remote):
+                building.advance()
+                if len(out) == 1:
+                    refused[c] = out[0]
+                else:
+                    timer.observe(out[3])
+                    remote.remember(c, out[0])
+                    done[c] = out[2]
+                told(0, total)
+        told(0, total)
+        return {c: done[c] for c in cells if c in done}, refused
 
     with phase("building matchups", len(rest), "matchups") as building:
         parts = chunks()

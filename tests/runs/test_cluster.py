@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 
 distributed = pytest.importorskip("distributed")
@@ -167,3 +168,21 @@ def test_one_fight_spreads_over_every_worker(client):
                   executor=client, method="mc")
     workers = {t["worker"] for t in stream.data}
     assert len(stream.data) >= 2 and len(workers) == 2, stream.data
+
+
+def test_cells_built_and_fought_by_the_workers_match_one_process(client, tmp_path):
+    """Over 64 cells, the workers build the plans and fight each cell to its end (analysis.runs.remote_cells):
+    the same numbers as one process, on local workers and on the cluster, and from the store on a rerun."""
+    from analysis.runs.store import ResultsStore
+
+    kw = dict(seed=4, score_half_width=0.01, max_trials=1 << 14, method="mc")  # duel: 10 units, expected copies
+    one = matchup_matrix("duel", **kw)
+    on_cluster = matchup_matrix("duel", executor=client, **kw)
+    pd.testing.assert_frame_equal(one.long, on_cluster.long)
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        local = matchup_matrix("duel", workers=2, store=store, **kw)
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        again = matchup_matrix("duel", workers=2, store=store, **kw)
+    pd.testing.assert_frame_equal(one.long, local.long)
+    pd.testing.assert_frame_equal(one.long, again.long)
+    assert again.resumed_cells == again.bank.fought > 64
