@@ -164,7 +164,14 @@ def stream_cells(context: Any, cells: Sequence[Hashable], build: Callable[[Hasha
                     break
     taken = {j.key for j in head} | set(refused)
     rest = [c for c in cells if c not in taken]
-    timer = BuildTimer(rs.id, len(rest), stored, (count, seconds))
+    from sim.limits import check_workers
+
+    pooled = context.executor is not None or check_workers(context.workers) > 1
+    by_workers = remote is not None and pooled and len(rest) >= REMOTE_CELLS
+    # built by the workers, a pair's copy counts share their tables: the spread (one cell of each of 16
+    # pairs, every one built from nothing) would overstate the building several times, so the estimate
+    # waits for the workers' first builds
+    timer = BuildTimer(rs.id, len(rest), stored, (0, 0.0) if by_workers else (count, seconds))
 
     def chunks() -> Iterator[tuple[list[CellJob], bool]]:
         """Each chunk of jobs, and whether cells are left after it."""
@@ -189,10 +196,7 @@ def stream_cells(context: Any, cells: Sequence[Hashable], build: Callable[[Hasha
         if chunk:
             yield chunk, False
 
-    from sim.limits import check_workers
-
-    pooled = context.executor is not None or check_workers(context.workers) > 1
-    if remote is not None and pooled and len(rest) >= REMOTE_CELLS:
+    if by_workers:
         with phase("building and fighting matchups", len(rest), "matchups") as building, \
                 _shared_pool(context) as executor:
             if head:
