@@ -100,8 +100,7 @@ def canonical(x: Any) -> Any:
         a = np.ascontiguousarray(x)
         return {"array": a.dtype.str, "shape": list(a.shape), "sha256": hashlib.sha256(a.tobytes()).hexdigest()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {"type": f"{type(x).__module__}.{type(x).__qualname__}",
-                "fields": {f.name: canonical(getattr(x, f.name)) for f in dataclasses.fields(x)}}
+        return _canonical_dataclass(x)
     if isinstance(x, dict):
         items = [(json.dumps(canonical(k), sort_keys=True), canonical(v)) for k, v in x.items()]
         return {"map": sorted(items)}
@@ -115,6 +114,30 @@ def canonical(x: Any) -> Any:
         return {"type": f"{type(x).__module__}.{type(x).__qualname__}", "fields": canonical(vars(x))}
     # last resort: an object without a stable repr makes a key that never matches (recomputed, never wrong)
     return {"repr": repr(x)}
+
+
+#: Canonical forms of frozen dataclasses (the units of a matchup), by value: a large matrix keys tens of
+#: thousands of cells made of the same few hundred units, and walking each unit again cost most of the key.
+_FROZEN: dict[Any, Any] = {}
+_FROZEN_MOST = 4096
+
+
+def _canonical_dataclass(x: Any) -> Any:
+    frozen = type(x).__dataclass_params__.frozen  # type: ignore[attr-defined]
+    if frozen:
+        try:
+            hit = _FROZEN.get(x)  # equal frozen dataclasses (same type, equal fields) have one canonical form
+        except TypeError:  # an unhashable field
+            frozen, hit = False, None
+        if hit is not None:
+            return hit
+    out = {"type": f"{type(x).__module__}.{type(x).__qualname__}",
+           "fields": {f.name: canonical(getattr(x, f.name)) for f in dataclasses.fields(x)}}
+    if frozen:
+        if len(_FROZEN) >= _FROZEN_MOST:
+            _FROZEN.clear()
+        _FROZEN[x] = out
+    return out
 
 
 def digest(x: Any) -> str:
