@@ -20,6 +20,7 @@ from matplotlib.ticker import MaxNLocator
 
 from sim.errors import InputError
 
+from .cell_image import lean_cells
 from .plot_checks import (check_ax, check_bool, check_column, check_labels, check_names, check_result, check_results,
                           check_text, plot_frame, probability_table, wdl_data)
 from .plot_layout import legend_above_data, legend_outside, line_styles, plain_log_axis, wrap_label, x_tick_labels
@@ -91,7 +92,8 @@ def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | N
     import matplotlib
 
     cmap = matplotlib.colormaps[_CMAP].with_extremes(bad="#d9d9d9")  # grey: not fought
-    image = ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto")
+    # cell by cell: the same pixels without matplotlib's float arrays the size of the figure (2 GB at 100 units)
+    image = lean_cells(ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto"))
     small = max(wide.shape) > 10
     for (i, j), v in np.ndenumerate(values):
         text = "–" if np.isnan(v) else f"{v:.0f}" if small else f"{v:.1f}"
