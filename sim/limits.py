@@ -265,25 +265,37 @@ def check_kept_batches(what: str, runs: int, trials: int, batch_trials: int) -> 
 
 
 class BytesCache:
-    """A per-process cache of built tables, bounded by the bytes of their arrays (:func:`table_bytes`):
-    the least recently used entries are dropped first, but the newest is always kept."""
+    """A per-process cache of built tables, bounded by the bytes of their arrays (:func:`table_bytes`)
+    and, optionally, by its number of entries (for values whose Python objects, not arrays, are the
+    bulk): the least recently used entries are dropped first, but the newest is always kept."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, entries: int | None = None) -> None:
         from collections import OrderedDict
 
         self.budget = budget
+        self.entries = entries
         self._entries: OrderedDict = OrderedDict()      # key -> (value, bytes), most recent last
+        self.nbytes = 0                                  # the entries' bytes (kept, not summed on each call)
 
     def get(self, key: Any, build: Any) -> Any:
         """The value cached under ``key``, or ``build()`` (then cached)."""
-        hit = self._entries.pop(key, None)
-        if hit is None:
-            value = build()
-            hit = (value, table_bytes(value))
-        self._entries[key] = hit
-        while len(self._entries) > 1 and sum(b for _, b in self._entries.values()) > self.budget:
-            self._entries.popitem(last=False)
-        return hit[0]
+        hit = self._entries.get(key)
+        if hit is not None:
+            self._entries.move_to_end(key)
+            return hit[0]
+        value = build()
+        size = table_bytes(value)
+        self._entries[key] = (value, size)
+        self.nbytes += size
+        limit = self.entries if self.entries is not None else len(self._entries)
+        while len(self._entries) > 1 and (self.nbytes > self.budget or len(self._entries) > limit):
+            self.nbytes -= self._entries.popitem(last=False)[1][1]
+        return value
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        self._entries.clear()
+        self.nbytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -142,7 +142,7 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
                      for k, ti in ((0, sides[1]), (1, sides[0])))
     kp = KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto, reengage)
     if engine == "auto" and available():
-        loop = loop_tables(kp, (_profile(att), _profile(dfn), charging, fist_as_user))
+        loop = loop_tables(kp)
         if loop is not None:
             return replace(kp, loop=loop)
     if reengage == "own_turn_charge" and min(att.count, dfn.count) >= 2:
