@@ -99,8 +99,13 @@ def _stack(blocks: list[tuple[NDArray[np.float64], NDArray[np.int64]]], dtype) -
     width); also the first row of each block."""
     K = max(P.shape[1] for P, _ in blocks)
     offset = np.cumsum([0] + [P.shape[0] for P, _ in blocks[:-1]])
-    P = np.concatenate([np.pad(P, ((0, 0), (0, K - P.shape[1]))) for P, _ in blocks])
-    V = np.concatenate([np.pad(V, ((0, 0), (0, K - V.shape[1]))) for _, V in blocks])
+    # each block copied into one zero-padded pair of arrays (what padding and concatenating each gives,
+    # without the copies: a fifth of a plan's tables' time, now that their pieces are cached)
+    P = np.zeros((offset[-1] + blocks[-1][0].shape[0], K))
+    V = np.zeros(P.shape, np.result_type(*(v for _, v in blocks)))
+    for (p, v), o in zip(blocks, offset):
+        P[o:o + p.shape[0], :p.shape[1]] = p
+        V[o:o + v.shape[0], :v.shape[1]] = v
     # Vose's pairing compiled (this kernel loads Numba anyway): the same tables, a few times faster
     return AliasBits.build(P / P.sum(1, keepdims=True), V, dtype=dtype, compiled=True), offset.astype(np.int64)
 
