@@ -145,9 +145,10 @@ HEADROOM = 1.25
 
 #: Phase tables by what they depend on (:func:`phase_key`): equal-points copies of one pair of profiles,
 #: profiles that differ only in Initiative (or count, name, points, Leadership), a report's phases and
-#: repeated runs build them once per process. Bounded by bytes (0.1 to 4 MiB a pair), oldest dropped;
-#: a miss is cheap anyway (its pieces are cached by :mod:`.pieces`), so the bound stays modest.
-_CACHE = BytesCache(192 << 20)
+#: repeated runs build them once per process. Bounded by bytes (0.1 to 4 MiB a pair: a 30-unit roster's
+#: take 270 MiB, a 100-unit one's 1.7 GiB), oldest dropped; a miss is cheap (2 to 3 ms: its pieces come from
+#: the caches of :mod:`.pieces`), so the bound stays modest, and a worker within its 512 MiB (docs/scale.md).
+_CACHE = BytesCache(128 << 20)
 
 
 def loop_tables(kp) -> LoopTables | None:

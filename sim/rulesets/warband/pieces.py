@@ -41,8 +41,8 @@ _ROWS = BytesCache(64 << 20, entries=4096)
 #: Star distributions by the two batches' keys, packed (:class:`Packed`): some 45 KiB each, so that a
 #: 100-unit roster's 2,500 stars fit (a matrix has at most 100 units).
 _STARS = BytesCache(128 << 20)
-#: Isolated pairs' dense rows by the two batches' keys: a few KiB each.
-_PAIRS = BytesCache(32 << 20, entries=16384)
+#: Isolated pairs' dense rows by the two batches' keys: a few KiB each (a 100-unit roster's, some 20 MiB).
+_PAIRS = BytesCache(24 << 20, entries=16384)
 
 #: ``Blows`` field names by class (all but ``single``), looked up once.
 _FIELDS: dict[type, tuple[str, ...]] = {}
