@@ -165,25 +165,47 @@ def iter_block_sizes(n_trials: int, block_trials: int) -> Iterator[tuple[int, in
         yield full, rest
 
 
-def table_bytes(obj: Any, _seen: set[int] | None = None) -> int:
-    """Bytes of every NumPy array reachable from ``obj`` (dataclasses, tuples, lists, dicts)."""
+#: How :func:`table_bytes` walks each type (:data:`_LEAF`, :data:`_ARRAY`, :data:`_MAP`, :data:`_SEQ`, or the
+#: names of its slots for any other object), decided once per type: a plan is walked once per cell, and the
+#: checks against the ``Mapping`` ABC were most of a walk's time.
+_WALK: dict[type, Any] = {}
+_LEAF, _ARRAY, _MAP, _SEQ = 0, 1, 2, 3
+
+
+def _walk_kind(klass: type) -> Any:
     import numpy as np
 
+    if issubclass(klass, (str, bytes, int, float, bool)) or klass is type(None):
+        kind: Any = _LEAF
+    elif issubclass(klass, np.ndarray):
+        kind = _ARRAY
+    elif issubclass(klass, Mapping):
+        kind = _MAP
+    elif issubclass(klass, (list, tuple, set, frozenset)):
+        kind = _SEQ
+    else:
+        kind = tuple(name for k in klass.__mro__ for name in getattr(k, "__slots__", ()))
+    _WALK[klass] = kind
+    return kind
+
+
+def table_bytes(obj: Any, _seen: set[int] | None = None) -> int:
+    """Bytes of every NumPy array reachable from ``obj`` (dataclasses, tuples, lists, dicts), each counted once."""
     seen = _seen if _seen is not None else set()
-    if id(obj) in seen or obj is None or isinstance(obj, (str, bytes, int, float, bool)):
+    kind = _WALK.get(type(obj))
+    if kind is None:
+        kind = _walk_kind(type(obj))
+    if kind == _LEAF or id(obj) in seen:
         return 0
     seen.add(id(obj))
-    if isinstance(obj, np.ndarray):
+    if kind == _ARRAY:
         return int(obj.nbytes)
-    if isinstance(obj, Mapping):
+    if kind == _MAP:
         return sum(table_bytes(v, seen) for v in obj.values())
-    if isinstance(obj, (list, tuple, set, frozenset)):
+    if kind == _SEQ:
         return sum(table_bytes(v, seen) for v in obj)
-    names = list(getattr(obj, "__dict__", {}))
-    for klass in type(obj).__mro__:
-        names += list(getattr(klass, "__slots__", ()))
     total = 0
-    for k in names:
+    for k in (*getattr(obj, "__dict__", {}), *kind):
         try:
             total += table_bytes(getattr(obj, k), seen)
         except AttributeError:
@@ -265,25 +287,37 @@ def check_kept_batches(what: str, runs: int, trials: int, batch_trials: int) -> 
 
 
 class BytesCache:
-    """A per-process cache of built tables, bounded by the bytes of their arrays (:func:`table_bytes`):
-    the least recently used entries are dropped first, but the newest is always kept."""
+    """A per-process cache of built tables, bounded by the bytes of their arrays (:func:`table_bytes`)
+    and, optionally, by its number of entries (for values whose Python objects, not arrays, are the
+    bulk): the least recently used entries are dropped first, but the newest is always kept."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, entries: int | None = None) -> None:
         from collections import OrderedDict
 
         self.budget = budget
+        self.entries = entries
         self._entries: OrderedDict = OrderedDict()      # key -> (value, bytes), most recent last
+        self.nbytes = 0                                  # the entries' bytes (kept, not summed on each call)
 
     def get(self, key: Any, build: Any) -> Any:
         """The value cached under ``key``, or ``build()`` (then cached)."""
-        hit = self._entries.pop(key, None)
-        if hit is None:
-            value = build()
-            hit = (value, table_bytes(value))
-        self._entries[key] = hit
-        while len(self._entries) > 1 and sum(b for _, b in self._entries.values()) > self.budget:
-            self._entries.popitem(last=False)
-        return hit[0]
+        hit = self._entries.get(key)
+        if hit is not None:
+            self._entries.move_to_end(key)
+            return hit[0]
+        value = build()
+        size = table_bytes(value)
+        self._entries[key] = (value, size)
+        self.nbytes += size
+        limit = self.entries if self.entries is not None else len(self._entries)
+        while len(self._entries) > 1 and (self.nbytes > self.budget or len(self._entries) > limit):
+            self.nbytes -= self._entries.popitem(last=False)[1][1]
+        return value
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        self._entries.clear()
+        self.nbytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)

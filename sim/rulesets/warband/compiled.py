@@ -38,10 +38,10 @@ from ...limits import BytesCache
 from ...outcomes import Outcomes
 from ...ruleset import END, Rounds
 from .fused import _same_blows
-from .stars import _LOOKUP, star_distribution
-from .strikes import pair_rows, strike_table
+from .pieces import pair_block, star, strike, strike_key
+from .stars import _LOOKUP
 
-__all__ = ["LoopTables", "PhaseTables", "available", "loop_tables", "phase_tables", "simulate_loop"]
+__all__ = ["LoopTables", "PhaseTables", "available", "loop_tables", "phase_key", "phase_tables", "simulate_loop"]
 
 #: Star pattern (0..12) by the signs of the strike-order key comparisons, as :func:`.stars.pattern` reads them
 _PATTERN = _LOOKUP.astype(np.int64)
@@ -99,40 +99,43 @@ def _stack(blocks: list[tuple[NDArray[np.float64], NDArray[np.int64]]], dtype) -
     width); also the first row of each block."""
     K = max(P.shape[1] for P, _ in blocks)
     offset = np.cumsum([0] + [P.shape[0] for P, _ in blocks[:-1]])
-    P = np.concatenate([np.pad(P, ((0, 0), (0, K - P.shape[1]))) for P, _ in blocks])
-    V = np.concatenate([np.pad(V, ((0, 0), (0, K - V.shape[1]))) for _, V in blocks])
+    # each block copied into one zero-padded pair of arrays (what padding and concatenating each gives,
+    # without the copies: a fifth of a plan's tables' time, now that their pieces are cached)
+    P = np.zeros((offset[-1] + blocks[-1][0].shape[0], K))
+    V = np.zeros(P.shape, np.result_type(*(v for _, v in blocks)))
+    for (p, v), o in zip(blocks, offset):
+        P[o:o + p.shape[0], :p.shape[1]] = p
+        V[o:o + v.shape[0], :v.shape[1]] = v
     # Vose's pairing compiled (this kernel loads Numba anyway): the same tables, a few times faster
     return AliasBits.build(P / P.sum(1, keepdims=True), V, dtype=dtype, compiled=True), offset.astype(np.int64)
 
 
-def _dense(rows: list[dict], value) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """``(P, V)`` of probability rows ``{outcome: p}``, outcomes stored as ``value(outcome)``."""
-    K = max(len(r) for r in rows)
-    P = np.zeros((len(rows), K))
-    V = np.zeros((len(rows), K), np.int64)
-    for i, r in enumerate(rows):
-        items = [(k, p) for k, p in r.items() if p > 0]
-        P[i, :len(items)] = [p for _, p in items]
-        V[i, :len(items)] = [value(k) for k, _ in items]
-    return P, V
+def phase_key(kp) -> tuple:
+    """What a :class:`.plan.KernelPlan`'s phase tables depend on: its four batches' keys
+    (:func:`.pieces.strike_key`), by round kind and striker side, and whether round 1 strikes
+    as later rounds. Not the counts, names, points, Leadership or Initiative of the profiles."""
+    keys = tuple(tuple(strike_key(kp.blows[k][r], kp.sides[1 - k]) for k in (0, 1)) for r in (0, 1))
+    # equal keys are equal blows (:func:`.fused._same_blows`, a few times slower) on the same target
+    return keys, keys[0] == keys[1]
 
 
 def phase_tables(kp) -> PhaseTables | None:
-    """The phase tables of a :class:`.plan.KernelPlan`'s blows, or None if a batch rolls dice."""
-    strikes = [[strike_table(kp.blows[k][r], kp.sides[1 - k], tables=False) for k in (0, 1)] for r in (0, 1)]
-    if any(t.rows is None for by_kind in strikes for t in by_kind):
+    """The phase tables of a :class:`.plan.KernelPlan`'s blows, or None if a batch rolls dice.
+
+    Their pieces (batch rows, stars, pairs) come from the caches of :mod:`.pieces`, shared with
+    every other pair of profiles that has them; only the stacking into alias tables is per plan."""
+    strikes = [[strike(kp.blows[k][r], kp.sides[1 - k]) for k in (0, 1)] for r in (0, 1)]
+    if any(t.block is None for by_kind in strikes for t in by_kind):
         return None
-    strike, strike_offset = _stack([_dense(list(t.rows), lambda o: 2 * o[0] + o[1])
-                                    for by_kind in strikes for t in by_kind], np.int64)
-    pair, pair_offset = _stack([_dense(pair_rows(*by_kind), lambda o: 16 * o[0] + o[1]) for by_kind in strikes],
-                               np.int64)
+    strike_, strike_offset = _stack([t.block for by_kind in strikes for t in by_kind], np.int64)
+    pair, pair_offset = _stack([pair_block(*by_kind) for by_kind in strikes], np.int64)
     # round 1 strikes as later rounds unless a heavy weapon's first-round Strength differs: one star table
     same = all(_same_blows(*kp.blows[k]) for k in (0, 1))
-    stars = [star_distribution(strikes[r][k], strikes[r][1 - k]) for r in ((0,) if same else (0, 1)) for k in (0, 1)]
-    star, star_offset = _stack(stars, np.int32)
+    stars = [star(strikes[r][k], strikes[r][1 - k]) for r in ((0,) if same else (0, 1)) for k in (0, 1)]
+    star_, star_offset = _stack(stars, np.int32)
     if same:
         star_offset = np.tile(star_offset, 2)
-    return PhaseTables(strike, strike_offset, pair, pair_offset, star, star_offset)
+    return PhaseTables(strike_, strike_offset, pair, pair_offset, star_, star_offset)
 
 
 #: Uniforms a buffer holds at least (with four fights' bound), and how much more than the mean use so far a
@@ -140,17 +143,20 @@ def phase_tables(kp) -> PhaseTables | None:
 BUFFER = 1 << 17
 HEADROOM = 1.25
 
-#: Phase tables by the profiles' content (not names, counts or points): equal-points copies of one pair
-#: of profiles, and repeated runs, build them once per process. Bounded by bytes, oldest dropped.
-_CACHE = BytesCache(96 << 20)
+#: Phase tables by what they depend on (:func:`phase_key`): equal-points copies of one pair of profiles,
+#: profiles that differ only in Initiative (or count, name, points, Leadership), a report's phases and
+#: repeated runs build them once per process. Bounded by bytes (0.1 to 4 MiB a pair: a 30-unit roster's
+#: take 270 MiB, a 100-unit one's 1.7 GiB), oldest dropped; a miss is cheap (2 to 3 ms: its pieces come from
+#: the caches of :mod:`.pieces`), so the bound stays modest, and a worker within its 512 MiB (docs/scale.md).
+_CACHE = BytesCache(128 << 20)
 
 
-def loop_tables(kp, key: tuple) -> LoopTables | None:
-    """The tables of a :class:`.plan.KernelPlan` (``key``: its profiles and settings, for the
-    cache), or None if this kernel does not play it (a switch on, a batch that rolls dice)."""
+def loop_tables(kp) -> LoopTables | None:
+    """The tables of a :class:`.plan.KernelPlan`, or None if this kernel does not play it (a switch
+    on, a batch that rolls dice)."""
     if kp.all_alone or kp.rout:
         return None
-    phases = _CACHE.get(key, lambda: phase_tables(kp))
+    phases = _CACHE.get(phase_key(kp), lambda: phase_tables(kp))
     if phases is None:
         return None
     a, d = kp.sides

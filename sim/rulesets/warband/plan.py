@@ -15,9 +15,11 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
+from ...limits import BytesCache
 from ...ruleset import Matchup
 from .compiled import LoopTables, available, loop_tables
 from .fused import GroupTables, _profile, cached_group_tables
+from .pieces import strike_key
 from .single import SingleTable, auto_hit_cdf, single_table
 from .tables import (
     WEAPONS, attack_columns, canonical_weapons, save_needed, to_hit_needed, to_wound_needed, weapon_strength,
@@ -108,6 +110,18 @@ def _side(u: WarbandUnit, is_attacker: bool, charging: bool) -> SideInfo:
                     2 if last else 0 if first else 1, 2 if last else 1, "lightning_reflexes" in u.skills)
 
 
+#: One-attack tables by what they are computed from (:func:`.pieces.strike_key`: the blows and five fields
+#: of the target), most of a pair of profiles' blows' time: a roster's batches have few distinct keys. Also
+#: keyed by striker side and round kind, so that a plan's tables stay four objects, as its measured bytes
+#: (:func:`sim.limits.table_bytes` counts a shared array once) assume.
+_SINGLE = BytesCache(16 << 20, entries=8192)
+
+
+def _single(b: Blows, ti: SideInfo, side: int, first: bool) -> SingleTable:
+    return _SINGLE.get((strike_key(b, ti), side, first), lambda: single_table(
+        b, ti.w, ti.parry_reroll, ti.step_aside, ti.helmet, ti.jump_up))
+
+
 @lru_cache(maxsize=1024)
 def _blows_of(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: bool) -> tuple:
     """``blows[striker side][0 later rounds, 1 round 1]`` of two profiles (:func:`.fused._profile`: no
@@ -115,12 +129,12 @@ def _blows_of(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user: 
     profiles, and the cells of a matrix, build them once (a few milliseconds each)."""
     sides = (_side(att, True, charging), _side(dfn, False, charging))
     blows = []
-    for s, t, ti in ((att, dfn, sides[1]), (dfn, att, sides[0])):
+    for k, (s, t, ti) in enumerate(((att, dfn, sides[1]), (dfn, att, sides[0]))):
         pair = []
         for first in (False, True):
             b = _blows(s, t, first, fist_as_user)
             if b.n == 1:
-                b = replace(b, single=single_table(b, ti.w, ti.parry_reroll, ti.step_aside, ti.helmet, ti.jump_up))
+                b = replace(b, single=_single(b, ti, k, first))
             pair.append(b)
         blows.append(tuple(pair))
     return tuple(blows)
@@ -142,7 +156,7 @@ def build_plan(att: WarbandUnit, dfn: WarbandUnit, charging: bool, fist_as_user:
                      for k, ti in ((0, sides[1]), (1, sides[0])))
     kp = KernelPlan(sides, tuple(blows), all_alone, rout, (att.ld or 0, dfn.ld or 0), auto, reengage)
     if engine == "auto" and available():
-        loop = loop_tables(kp, (_profile(att), _profile(dfn), charging, fist_as_user))
+        loop = loop_tables(kp)
         if loop is not None:
             return replace(kp, loop=loop)
     if reengage == "own_turn_charge" and min(att.count, dfn.count) >= 2:
