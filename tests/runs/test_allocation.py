@@ -80,6 +80,10 @@ def test_cells_at_the_bound_put_every_score_within_its_half_width(sizes, half_wi
     assert not short_of_score_target(scores, half_width), scores
 
 
+#: Six of duel's units: enough cells for several chunks and both workers, few enough for the default suite.
+SIX = ["Sellsword", "Duellist", "Knight", "Reaver", "Ogre", "Militia"]
+
+
 @pytest.fixture
 def scores_alone(monkeypatch):
     """Every roster fought for its scores alone (the shipped rosters are under the size that keeps cells)."""
@@ -89,7 +93,7 @@ def scores_alone(monkeypatch):
 def test_cells_fought_for_the_scores_are_bit_identical_over_workers_and_chunks(scores_alone, monkeypatch):
     import analysis.runs.streaming as streaming
 
-    run = dict(seed=7, score_half_width=0.004, max_trials=1 << 14)
+    run = dict(seed=7, score_half_width=0.004, max_trials=1 << 14, units=SIX)
     one = matchup_matrix("duel", workers=1, **run)
     assert one.settings["cell_half_width"] is None and one.settings["score_target"]["score_step_trials"] == 256
     monkeypatch.setattr(streaming, "STREAM_MAX_CELLS", 7)  # many chunks, on two workers
@@ -102,14 +106,14 @@ def test_cells_fought_for_the_scores_are_bit_identical_over_workers_and_chunks(s
 
 
 def test_a_small_roster_keeps_its_cells_at_their_own_half_width():
-    m = matchup_matrix("duel", seed=3, half_width=0.02, score_half_width=0.005, max_trials=1 << 15)
+    m = matchup_matrix("duel", seed=3, half_width=0.02, score_half_width=0.005, max_trials=1 << 15, units=SIX)
     assert m.settings["cell_half_width"] == 0.02 and m.settings["score_target"]["cells_keep_half_width"]
     mc = m.long[m.long["method"] == "mc"]
     assert ((mc["p_attacker_hi"] - mc["p_attacker_lo"]) / 2 <= 0.02 + 1e-9).all()
 
 
 def test_a_target_the_cap_cannot_reach_names_the_units(scores_alone):
-    m = matchup_matrix("duel", seed=3, score_half_width=0.002, max_trials=512)
+    m = matchup_matrix("duel", seed=3, score_half_width=0.002, max_trials=512, units=SIX)
     short = short_of_score_target(allocation.matrix_scores(m), 0.002)
     assert short and all(hw > 0.002 for _, hw in short)
     assert {u for u, _ in short} <= set(m.units)
