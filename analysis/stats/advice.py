@@ -190,13 +190,25 @@ class _Model:
         eye = np.broadcast_to(np.eye(s), rows.shape)
         system = np.where(held[:, :, None], rows, eye)
         rhs = np.where(held, 0.5 - self.s0[sets], self.target[sets] - self.p0[sets])
-        x = np.einsum("mij,mj->mi", np.linalg.pinv(system), rhs)
+        x = _solve_each(system, rhs)
         x = np.clip(x, self.lo[sets] - self.p0[sets], self.hi[sets] - self.p0[sets])
         predicted = self.s0[None, :] + np.einsum("mnj,mj->mn", self.A[:, sets].transpose(1, 0, 2), x)
         gap = np.abs(predicted - 0.5)
         worst = np.where(self.held[None, :], gap, 0.0).max(axis=1)
         change = (self.weight[sets] * np.abs(x) / self.p0[sets]).sum(axis=1)
         return x, np.round(worst, 9), np.round(change, 9)  # last bits differ between machines: ties stay ties
+
+
+def _solve_each(system: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``pinv(system[m]) @ rhs[m]`` for every m. Beyond :data:`EXHAUSTIVE` classes, an LU solve (the beam's sets
+    reach the roster's size, and a batch of SVDs of 100 x 100 systems took a minute); a batch with a singular
+    system falls back to the pseudo-inverse, so the answer is the same wherever both exist."""
+    if system.shape[-1] > EXHAUSTIVE:
+        try:
+            return np.linalg.solve(system, rhs[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            pass
+    return np.einsum("mij,mj->mi", np.linalg.pinv(system), rhs)
 
 
 def _sets_by_size(model: _Model, movable: list[int], tolerance: float) -> Iterator[tuple[np.ndarray, np.ndarray,

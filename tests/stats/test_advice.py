@@ -194,3 +194,29 @@ def test_a_cap_moves_every_unit_as_far_as_it_allows_and_names_what_each_needs():
         if abs(s[u] - 0.5) > TOL:
             assert "cap of 1%" in sol.exempt[u]
             assert sol.prices[u] == pytest.approx(prices[u] * (1.01 if s[u] > 0.5 else 0.99))
+
+
+def test_a_roster_beyond_the_exhaustive_search_finds_its_two_planted_units():
+    """24 units (the beam search, its systems solved by LU): the two planted units are the two changes."""
+    from analysis.stats import advice
+
+    model, balanced = _roster(advice.EXHAUSTIVE + 8, 11)
+    prices = {**balanced, "u3": balanced["u3"] * 0.7, "u17": balanced["u17"] * 1.35}
+    sol = model.solve(prices)
+    assert set(sol.changed) == {"u3", "u17"}
+    for u in ("u3", "u17"):
+        assert sol.prices[u] == pytest.approx(balanced[u], rel=1e-3)
+
+
+def test_the_beam_s_solves_are_the_pseudo_inverse_s_answers_and_a_singular_batch_falls_back_to_it():
+    from analysis.stats.advice import EXHAUSTIVE, _solve_each
+
+    rng = np.random.default_rng(4)
+    s = EXHAUSTIVE + 4
+    system = rng.normal(size=(30, s, s)) + 3 * np.eye(s)
+    rhs = rng.normal(size=(30, s))
+    want = np.einsum("mij,mj->mi", np.linalg.pinv(system), rhs)
+    assert np.allclose(_solve_each(system, rhs), want, rtol=1e-9, atol=1e-12)
+    system[7, :, 2] = 0.0  # a class whose price moves no score: singular, the least-norm answer
+    want = np.einsum("mij,mj->mi", np.linalg.pinv(system), rhs)
+    assert np.allclose(_solve_each(system, rhs), want, rtol=1e-9, atol=1e-12)
