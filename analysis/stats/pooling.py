@@ -61,9 +61,12 @@ def collapse(frame: pd.DataFrame, classes: dict[str, list[str]]) -> pd.DataFrame
     f["_d"] = f["defender"].map(rep_of)
     rows = []
     first = {(a, d): r for a, d, r in zip(frame["attacker"], frame["defender"], frame.to_dict("records"))}
+    # each pair of classes' rows, found once (a boolean filter per pair grew with the square of the roster's rows)
+    parts = {key: part for key, part in f.groupby(["_a", "_d"], sort=False)}
+    empty = f.iloc[:0]
     for a in classes:
         for d in classes:
-            part = f[(f["_a"] == a) & (f["_d"] == d)]
+            part = parts.get((a, d), empty)
             base = dict(first[(a, d)]) if (a, d) in first else {"attacker": a, "defender": d}
             exact = is_exact(part)
             if exact.any():  # twins fight alike: their exact cells hold the same numbers, pooled as they are
