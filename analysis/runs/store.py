@@ -102,7 +102,7 @@ def canonical(x: Any) -> Any:
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return _canonical_dataclass(x)
     if isinstance(x, dict):
-        items = [(json.dumps(canonical(k), sort_keys=True), canonical(v)) for k, v in x.items()]
+        items = [(_key_text(k), canonical(v)) for k, v in x.items()]
         return {"map": sorted(items)}
     if isinstance(x, (list, tuple)):
         return [canonical(v) for v in x]
@@ -114,6 +114,16 @@ def canonical(x: Any) -> Any:
         return {"type": f"{type(x).__module__}.{type(x).__qualname__}", "fields": canonical(vars(x))}
     # last resort: an object without a stable repr makes a key that never matches (recomputed, never wrong)
     return {"repr": repr(x)}
+
+
+_encode_string = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]  # = json.dumps of a str
+
+
+def _key_text(k: Any) -> str:
+    """``json.dumps(canonical(k), sort_keys=True)``; a string key (nearly all of them) straight from the encoder."""
+    if type(k) is str:
+        return _encode_string(k)
+    return json.dumps(canonical(k), sort_keys=True)
 
 
 #: Canonical forms of frozen dataclasses (the units of a matchup), by value: a large matrix keys tens of
@@ -140,10 +150,13 @@ def _canonical_dataclass(x: Any) -> Any:
     return out
 
 
+def _json_text(c: Any) -> str:
+    return json.dumps(c, sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
 def digest(x: Any) -> str:
     """SHA-256 of the canonical JSON of ``x``."""
-    text = json.dumps(canonical(x), sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_json_text(canonical(x)).encode("utf-8")).hexdigest()
 
 
 @lru_cache(maxsize=1)
@@ -198,13 +211,32 @@ def cell_key(ruleset: Ruleset, root: np.random.SeedSequence, rounds: Rounds, max
     import sim
 
     fields = {f.name: getattr(job, f.name) for f in dataclasses.fields(job) if f.name not in _NOT_IN_KEY}
-    return digest({
-        "format": STORE_FORMAT, "ruleset": ruleset.id, "spec": ruleset.spec,
-        "seed": {"entropy": root.entropy, "spawn_key": list(root.spawn_key), "pool_size": root.pool_size},
-        "rounds": rounds, "max_rounds": int(max_rounds), "block_trials": BLOCK_TRIALS, "job": fields,
-        "versions": {"meleelab": sim.__version__, "numpy": np.__version__, "code": code_digest(),
-                     "ruleset_code": ruleset_code_digest(type(ruleset))},
-    })
+    # the text digest() would hash, with every part but the job's written once per run's settings: a large
+    # matrix keys a hundred thousand cells of the same settings
+    seed = (root.entropy, tuple(root.spawn_key), root.pool_size)
+    around = (ruleset.id, ruleset.spec, type(ruleset), seed, json.dumps(canonical(rounds)), int(max_rounds))
+    parts = _KEY_PARTS.get(around)
+    if parts is None:
+        rest = {
+            "format": STORE_FORMAT, "ruleset": ruleset.id, "spec": ruleset.spec,
+            "seed": {"entropy": root.entropy, "spawn_key": list(root.spawn_key), "pool_size": root.pool_size},
+            "rounds": rounds, "max_rounds": int(max_rounds), "block_trials": BLOCK_TRIALS, "job": _JOB_HERE,
+            "versions": {"meleelab": sim.__version__, "numpy": np.__version__, "code": code_digest(),
+                         "ruleset_code": ruleset_code_digest(type(ruleset))}}
+        text = _json_text(canonical(rest))
+        here = _encode_string(_JOB_HERE)
+        at = text.index(here)
+        parts = _KEY_PARTS[around] = (text[:at], text[at + len(here):])
+        if len(_KEY_PARTS) > 64:
+            _KEY_PARTS.pop(next(iter(_KEY_PARTS)))
+    text = parts[0] + _json_text(canonical(fields)) + parts[1]
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: Where the job's text goes in the key text (a string no job's canonical form is).
+_JOB_HERE = "\0meleelab: the job's canonical form goes here\0"
+#: Settings of a run -> the key text before and after its job (see :func:`cell_key`).
+_KEY_PARTS: dict[tuple, tuple[str, str]] = {}
 
 
 # ------------------------------------------------------------- tallies
