@@ -146,10 +146,13 @@ def balance_cmd(ruleset: str, roster: str | None, units: str | None, unit_list: 
 @click.option("--lists", "with_lists", is_flag=True,
               help="Also fight the roster's army lists and search the meta at its budget (warband, duel; "
                    "minutes): DIR/lists/ and DIR/meta/ (as `meleelab lists` and `meleelab meta` write them).")
+@click.option("--one-a-side/--no-one-a-side", "one_a_side", default=None,
+              help="With a budget, also fight the roster one unit a side (its own section; default: for rosters "
+                   "of at most 20 units, a larger report says it left it out).")
 @report_run_options
 @_fresh_option
 def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tuple[str, ...], baseline: str | None,
-               with_rebalance: bool, with_lists: bool,
+               with_rebalance: bool, with_lists: bool, one_a_side: bool | None,
                roster: str | None, units: str | None,
                unit_list: tuple[str, ...], seed: int, half_width: float, max_trials: int, score_half_width: float,
                settings: tuple[str, ...],
@@ -214,7 +217,8 @@ def report_cmd(ruleset: str | None, all_rulesets: bool, out: str, features: tupl
                                overrides=overrides, options=options, workers=workers, progress=update,
                                from_text=True, budget=budget, executor=executor,
                                store=folder.open_store(fresh=fresh), feature=list(features) or None, baseline=baseline,
-                               rebalance=with_rebalance, lists=with_lists, score_half_width=score_half_width)
+                               rebalance=with_rebalance, lists=with_lists, score_half_width=score_half_width,
+                               one_a_side=one_a_side)
         paths = folder.replace(rep.write_files)
     finally:
         folder.close()

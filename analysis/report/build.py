@@ -47,6 +47,7 @@ from ..stats.summary import BalanceSummary
 from .baseline import baseline_folder, compare_with_baseline
 from .cell_stats import cell_stats, report_shortfall
 from .featured import check_features, default_features, parse_features
+from .one_a_side import one_a_side as one_a_side_matrix
 from .io import atomic_write_bytes, atomic_write_text, plain_values, to_json
 from .safe_csv import to_csv
 from .writers import write_balance, write_matrix
@@ -98,6 +99,8 @@ class Report:
         ``rebalance/`` folder).
     rebalance_note : str
         Why a requested rebalance has no table (points alone cannot balance the roster).
+    one_for_one_note : str
+        Why a report with a budget has no one-unit-a-side matrix (:mod:`analysis.report.one_a_side`).
     lists, meta : optional
         With ``lists=True`` (warband, duel): the roster's army lists against each other with the units' values
         (:class:`analysis.report.lists_files.ListsReport`, the ``lists/`` folder) and the meta at the roster's
@@ -120,6 +123,7 @@ class Report:
     rebalance: Any = None
     rebalance_note: str = ""
     lists: Any = None
+    one_for_one_note: str = ""
     meta: Any = None
     _png: dict[str, bytes] = field(default_factory=dict, repr=False)
 
@@ -199,6 +203,7 @@ class Report:
             "files": self.file_names(),
             "resumed_cells": int(getattr(self.matrix, "resumed_cells", 0)),
             **({"rebalance_note": self.rebalance_note} if self.rebalance_note else {}),
+            **({"one_for_one_note": self.one_for_one_note} if self.one_for_one_note else {}),
             **self._shortfall(),
         }
 
@@ -347,6 +352,7 @@ def build_report(
     rebalance: bool = False,
     lists: bool = False,
     score_half_width: float | None = DEFAULT_SCORE_HALF_WIDTH,
+    one_a_side: bool | None = None,
 ) -> Report:
     """Run the matchup matrix of a roster and every balance metric.
 
@@ -402,6 +408,9 @@ def build_report(
         Every unit's score to this 95% half-width (default +-0.5 pp), the fights shared out over the cells
         (:mod:`analysis.runs.allocation`; a roster of over 20 units no longer fights each cell to
         ``half_width``); None: every cell to ``half_width`` alone. The report says which target it used.
+    one_a_side : bool or None
+        With a budget, also fight the roster one unit a side (its own section); None (default): for rosters
+        of at most 20 units (:mod:`analysis.report.one_a_side`; a larger report says it left it out).
     lists : bool
         Also fight the roster's army lists (``warband``, ``duel``) and search the meta at the
         roster's budget (:func:`analysis.report.lists_files.with_lists`; minutes): the folder gains
@@ -430,6 +439,8 @@ def build_report(
     # copies and a budget, before any fight (the rest is the section's to explain); a roster that has not both
     # cannot be rebalanced at all: the report says why (``refused``)
     refused = ""
+    if one_a_side is not None:
+        check_flag(one_a_side, "one_a_side")
     if check_flag(lists, "lists") and not rs.fields_lists:
         raise InputError(f"{rs.id}: {rs.lists_refusal}, so army lists are not available (--lists)")
     if check_flag(rebalance, "rebalance"):
@@ -444,14 +455,14 @@ def build_report(
                executor=executor, store=store, rules_defaults=rules_defaults, method=method,
                score_half_width=score_half_width)
     matrix = matchup_matrix(rs, ros, units, progress=progress, budget=budget, fielding=fielding, **run)
-    one_for_one = matchup_matrix(rs, ros, units, budget="none", **run) if matrix.budget is not None else None
+    one_for_one, one_note = one_a_side_matrix(rs, ros, units, matrix, run, one_a_side)
     balance = balance_summary(matrix, seed=0)
     settings = {"seed": seed if seed is not None else matrix.provenance.get("seed_entropy"),
                 "half_width": half_width, "max_trials": int(max_trials), "rounds": matrix.settings.get("rounds"),
                 "max_rounds": int(matrix.settings["max_rounds"]), "units": list(units) if units else None,
                 "states": plain_values(matrix.settings.get("states") or {}), "overrides": plain_values(overrides or {}),
                 "options": plain_values(options or {}), "budget": matrix.budget, "method": method,
-                "score_half_width": score_half_width,
+                "score_half_width": score_half_width, "one_a_side": one_for_one is not None,
                 "balance_settings": plain_values(matrix.settings.get("balance_settings") or {}),
                 "time_to_resolution": {"rounds": "end", "max_rounds": int(matrix.settings["max_rounds"]),
                                        "trials": min(int(max_trials), TO_THE_END_TRIALS)}}
@@ -467,7 +478,8 @@ def build_report(
     curves = {a: to_the_end(rs, ros, matrix, a, int(matrix.settings["max_rounds"]), trials,
                             matrix.settings.get("states") or {}, overrides, options, from_text)
               for a in dict.fromkeys(p[0] for p in featured)}
-    rep = Report(rs, ros, matrix, balance, settings, featured, curves, 0.0, one_for_one, why)
+    rep = Report(rs, ros, matrix, balance, settings, featured, curves, 0.0, one_for_one, why,
+                 one_for_one_note=one_note)
     if rebalance and refused:
         rep = dataclasses.replace(rep, rebalance_note=refused, settings={**settings, "rebalance": True})
     elif rebalance:

@@ -207,6 +207,7 @@ def report_context(rep: Any) -> dict[str, Any]:
                      "headline": rt.table_view(pd.DataFrame([rep.headline()]), rt.HEADLINE)},
         "baseline": _baseline(rep, uri),
         "baseline_note": rep.baseline_note,
+        "one_for_one_note": getattr(rep, "one_for_one_note", ""),
         "rules": rules, "spec": rs.spec,
         "options": rt.table_view(rep.options_table(), rt.OPTIONS),
         "settings": settings,

@@ -105,6 +105,8 @@ def summary(rep: Any) -> str:
             wide[c] = [rt.fmt(v / 100, "pct") for v in wide[c]]
         lines += ["## One unit a side", "", "P(attacker wins) with one unit a side whatever it costs "
                   "(rows attack, columns defend):", "", rt.markdown_table(wide, cols), ""]
+    elif getattr(rep, "one_for_one_note", ""):
+        lines += ["## One unit a side", "", md_text(rep.one_for_one_note), ""]
     if rep.baseline is not None:
         ch = rep.baseline.changed()
         lines += ["## Changes since the baseline", "", f"Compared with {md_cell(rep.settings.get('baseline', ''))}: "
