@@ -25,7 +25,7 @@ from sim.errors import MatchupError
 
 from ..stats.advice import Crossing
 from ..stats.expected import ExpectedCurve, linear_crossing
-from .cells import CellBank
+from .cells import CellBank, WholeCell
 from .expected_curves import complete_expected_curves
 from .fielding import copy_mixture
 
@@ -54,6 +54,8 @@ class TableScorer:
         self.classes = {r: list(m) for r, m in classes.items()}
         self.size = sum(len(m) for m in self.classes.values())
         self._pairs: dict[tuple[str, float, str, float], tuple[float, float]] = {}
+        #: Whole-copy cells asked of the bank already (known to it: fought, twinned, stored or refused).
+        self._asked: set[tuple[str, int, str, int]] = set()
 
     def _copies(self, prices: Mapping[str, float]) -> dict[str, float]:
         return {r: self.budget / float(prices[r]) for r in self.classes}
@@ -74,16 +76,29 @@ class TableScorer:
 
     def fight_for(self, tables: Sequence[Mapping[str, float]]) -> None:
         """Fight, in one batch, every whole-copy cell the tables need that no pair value holds yet."""
-        cells = []
+        # as (attacker, copies, defender, copies) tuples, in the order of CellBank.cells_for: a refinement step
+        # that moves every price asks again for a roster's square of cells it mostly has (making each a
+        # WholeCell to find it known was a minute of a 100-unit report)
+        wanted: dict[tuple[str, int, str, int], None] = {}
         for prices in tables:
             c = self._copies(prices)
+            mix = {r: copy_mixture(c[r]) for r in self.classes}
+            keys = {r: _key(c[r]) for r in self.classes}
             for r in self.classes:
                 for o in self.classes:
-                    if o == r or (r, _key(c[r]), o, _key(c[o])) in self._pairs:
+                    if o == r or (r, keys[r], o, keys[o]) in self._pairs:
                         continue
-                    cells += [cell for k, _ in copy_mixture(c[r]) for cell in self.bank.cells_for(r, k, o, c[o])]
-        if cells:
-            self.bank.fight(cells)
+                    for k, _ in mix[r]:
+                        for ko, _ in mix[o]:
+                            wanted[(r, k, o, ko)] = None
+                            wanted[(o, ko, r, k)] = None
+        if not wanted:
+            return
+        todo = [WholeCell(*t) for t in wanted if t not in self._asked]
+        self.bank.reused += len(wanted) - len(todo)  # what CellBank.fight counts for a cell it knows already
+        if todo:
+            self.bank.fight(todo)
+        self._asked.update(wanted)
 
     def scores(self, prices: Mapping[str, float]) -> tuple[dict[str, float], dict[str, float]]:
         """Each class's score against the whole roster at ``prices`` (class -> price), and its standard error."""

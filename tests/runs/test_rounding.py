@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -20,13 +21,13 @@ class StrengthBank:
     """
 
     def __init__(self, strength: dict[str, float]):
-        self.strength, self.fought = strength, set()
+        self.strength, self.fought, self.reused = strength, set(), 0
 
     def cells_for(self, unit, k, opponent, opponent_copies):
         return [(unit, k, opponent, m) for m, _ in copy_mixture(opponent_copies)]
 
-    def fight(self, cells, progress=None):
-        self.fought.update(cells)
+    def fight(self, cells, progress=None):  # WholeCells from the scorer, tuples from cells_for
+        self.fought.update(tuple(c) if isinstance(c, tuple) else dataclasses.astuple(c) for c in cells)
 
     def side_averaged(self, unit, k, opponent, opponent_copies):
         total = 0.0
