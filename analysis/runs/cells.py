@@ -120,6 +120,8 @@ class CellBank:
     _answered: dict[tuple, WholeCell] = field(default_factory=dict, repr=False)
     #: Cells whose answer came from the results store.
     _stored: set[WholeCell] = field(default_factory=set, repr=False)
+    #: What a score reads of each answered cell (:meth:`_parts`).
+    _part_rows: dict[WholeCell, tuple[float, float, float, float]] = field(default_factory=dict, repr=False)
 
     def unit(self, label: str) -> Any:
         return self.units[label] if label in self.units else self.context.roster.unit(label)
@@ -278,14 +280,26 @@ class CellBank:
         s = v = 0.0
         for ko, w in copy_mixture(opponent_copies):
             cell = (WholeCell(unit, k, opponent, ko) if role == "attacker" else WholeCell(opponent, ko, unit, k))
-            row = self.row(cell)
-            if row is None:
+            parts = self._parts(cell)
+            if parts is None:
                 return math.nan, math.nan
-            n = math.inf if row["method"] == "exact" else row["trials"]  # exact: no Monte Carlo variance
-            si, vi = score_and_var(row["p_attacker" if role == "attacker" else "p_defender"], row["p_draw"], n)
+            p_attacker, p_defender, p_draw, n = parts
+            si, vi = score_and_var(p_attacker if role == "attacker" else p_defender, p_draw, n)
             s += w * si
             v += w * w * vi
         return s, v
+
+    def _parts(self, cell: WholeCell) -> tuple[float, float, float, float] | None:
+        """``(p_attacker, p_defender, p_draw, trials)`` of an answered cell (``inf`` trials when exact: no Monte
+        Carlo variance), kept: a 100-unit advice reads each cell's row hundreds of thousands of times."""
+        if cell in self._part_rows:
+            return self._part_rows[cell]
+        row = self.row(cell)
+        if row is None:
+            return None  # not kept: it may be fought later
+        n = math.inf if row["method"] == "exact" else row["trials"]
+        out = self._part_rows[cell] = (row["p_attacker"], row["p_defender"], row["p_draw"], n)
+        return out
 
     def side_averaged(self, unit: str, k: int, opponent: str, opponent_copies: float) -> tuple[float, float]:
         """Score of ``unit`` x ``k`` against ``opponent``, its two roles averaged (one role if only one fought)."""
