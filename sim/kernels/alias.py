@@ -193,6 +193,14 @@ class AliasBits:
         possible = P > 0
         bits = max(1, (int(possible.sum(axis=1).max()) - 1).bit_length())
         K = 1 << bits
+        if compiled:  # the same steps row by row in Numba (the same table to the bit, tested): a warband plan's
+            # tables spent most of their time in the array passes around the pairing
+            from .alias_compiled import bits_slots, possible_rows
+
+            Q, order = possible_rows(P, K)
+            pick = np.empty(2 * S * K, dtype)
+            threshold = bits_slots(Q, Q.sum(axis=1), order, np.ascontiguousarray(values), bits, pick)
+            return cls(bits, threshold, pick)
         if n_out < K:  # padding outcomes of probability 0 (only ever an alias's slot)
             P = np.concatenate([P, np.zeros((S, K - n_out))], axis=1)
             values = np.concatenate([values, np.repeat(values[:, :1], K - n_out, axis=1)], axis=1)
