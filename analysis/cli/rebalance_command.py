@@ -38,8 +38,9 @@ __all__ = ["rebalance_cmd"]
 @click.option("--drop-unbalanceable", is_flag=True,
               help="Leave the units that points cannot balance out of rebalanced.toml and the proof (by default they "
                    "stay, at the price written, as opponents).")
-@click.option("--robustness/--no-robustness", default=True, show_default=True,
-              help="Also score both tables at 0.5x, 1x and 2x the budget and three seeds (robustness.csv and a plot).")
+@click.option("--robustness/--no-robustness", default=None,
+              help="Also score both tables at 0.5x, 1x and 2x the budget and three seeds (robustness.csv and a plot; "
+                   "default: for rosters of at most 20 units, a larger one says it left it out).")
 @precision_options
 @score_option
 @method_option
@@ -56,8 +57,8 @@ __all__ = ["rebalance_cmd"]
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @_fresh_option
 def rebalance_cmd(ruleset: str, roster: str | None, budget: str | None, lock: tuple[str, ...], round_to: float,
-                  tolerance: float, max_change: float | None, drop_unbalanceable: bool, robustness: bool, seed: int,
-                  half_width: float, max_trials: int, score_half_width: float, method: str,
+                  tolerance: float, max_change: float | None, drop_unbalanceable: bool, robustness: bool | None,
+                  seed: int, half_width: float, max_trials: int, score_half_width: float, method: str,
                   settings: tuple[str, ...],
                   rules_defaults: bool, workers: int, scheduler: str | None, out: str | None, quiet: bool,
                   fresh: bool) -> None:

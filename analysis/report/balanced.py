@@ -59,7 +59,7 @@ def with_rebalance(rep: Any, units: Sequence[str] | None, run: Mapping[str, Any]
     settings = {**rep.settings, "rebalance": True}
     try:
         result = rebalance(rep.ruleset, ros, budget=rep.matrix.budget, seed=int(rep.settings["seed"]),
-                           robustness=bool(run.get("robustness", False)), **{k: run[k] for k in keys if k in run})
+                           robustness=run.get("robustness", False), **{k: run[k] for k in keys if k in run})
     except InputError as e:  # e.g. fewer than two units that points can balance: the section says why
         return dataclasses.replace(rep, rebalance_note=str(e), settings=settings)
     return dataclasses.replace(rep, rebalance=result, settings=settings)

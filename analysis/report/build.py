@@ -485,7 +485,7 @@ def build_report(
     elif rebalance:
         from .balanced import with_rebalance
 
-        rep = with_rebalance(rep, units, {**run, "robustness": True})
+        rep = with_rebalance(rep, units, {**run, "robustness": None})  # by the roster's size
     if lists:
         from .lists_files import with_lists
 

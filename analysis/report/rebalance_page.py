@@ -153,6 +153,8 @@ def headline(result: Any) -> list[str]:
         lines.append("--drop-unbalanceable: points can balance every unit, so none is left out.")
     if result.robustness is not None and len(result.robustness):
         lines.append(robustness_sentence(result))
+    elif result.settings.get("robustness_note"):
+        lines.append(result.settings["robustness_note"])
     return lines
 
 

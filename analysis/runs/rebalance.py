@@ -45,13 +45,17 @@ from .advice import advise, check_advice_arguments
 from .balance import balance_summary
 from .defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS, DEFAULT_SEED
 from .fielding import budget_in_force, unfieldable
-from .allocation import DEFAULT_SCORE_HALF_WIDTH, check_score_half_width
+from .allocation import CELL_PRECISION_UNITS, DEFAULT_SCORE_HALF_WIDTH, check_score_half_width
 from .matrix import matchup_matrix, resolve_roster
 from .robustness import robustness as robustness_scores
 from .robustness import robustness_seeds
 
 __all__ = ["rebalance", "check_rebalance", "rebalance_budget", "RebalanceResult", "verification_seed",
            "CHANGES_COLUMNS", "VERIFICATION_COLUMNS"]
+
+#: Most units whose rebalance scores its robustness unless told (``robustness=None``): the roster size up to
+#: which cells are read one by one (:data:`analysis.runs.allocation.CELL_PRECISION_UNITS`).
+ROBUST_UNITS = CELL_PRECISION_UNITS
 
 CHANGES_COLUMNS = ["unit", "old_points", "new_points", "change_pct", "new_lo", "new_hi", "changed", "locked",
                    "balanceable", "note"]
@@ -212,6 +216,8 @@ def check_rebalance(rs: Ruleset, ros: Roster, *, budget: Any = None, lock: Any =
     locked = _check(ros, rs, list(lock), round_to, tolerance)
     check_advice_arguments(tolerance, round_to, max_change)
     for name, flag in (("drop_unbalanceable", drop_unbalanceable), ("robustness", robustness)):
+        if flag is None and name == "robustness":  # by the roster's size (ROBUST_UNITS)
+            continue
         if not isinstance(flag, bool):
             raise InputError(f"{name}: got {flag!r:.40}, expected True or False")
     if len(ros.names) < 2:
@@ -283,7 +289,7 @@ def rebalance(
     method: str = "auto",
     max_change: float | None = None,
     drop_unbalanceable: bool = False,
-    robustness: bool = False,
+    robustness: bool | None = False,
     score_half_width: float | None = DEFAULT_SCORE_HALF_WIDTH,
 ) -> RebalanceResult:
     """The fewest price changes that balance the roster, written as a roster and proved on it by a fresh run.
@@ -319,8 +325,10 @@ def rebalance(
     drop_unbalanceable : bool
         Leave the units that points cannot balance out of the file and the proof (by default they stay,
         at the price written, as opponents).
-    robustness : bool
-        Also score both tables at 0.5x, 1x and 2x the budget and three seeds (``robustness``).
+    robustness : bool or None
+        Also score both tables at 0.5x, 1x and 2x the budget and three seeds (``robustness``); None: for
+        rosters of at most :data:`ROBUST_UNITS` units (a larger one says it left it out: ``settings``
+        ``robustness_note``; it would fight 18 tables of the roster's square).
     score_half_width : float or None
         Every unit's score to this 95% half-width in the search and the proof (default +-0.5 pp;
         :mod:`analysis.runs.allocation`); None: every cell to ``half_width`` alone.
@@ -422,7 +430,13 @@ def rebalance(
                      "nash_max_before": float(nash_b.loc[u, "weight_max"]) if u in nash_b.index else math.nan,
                      "nash_max_after": float(nash_a.loc[u, "weight_max"]) if u in nash_a.index else math.nan})
     verification = pd.DataFrame(rows, columns=VERIFICATION_COLUMNS)
-    robust = None
+    robust, robust_note = None, ""
+    if robustness is None:
+        robustness = len(names) <= ROBUST_UNITS
+        if not robustness:
+            robust_note = (f"Robustness not scored: over {ROBUST_UNITS} units ({len(names)} here) it would fight both "
+                           "tables at three budgets and three seeds, 18 tables of the roster's square; "
+                           "--robustness asks for it.")
     if robustness:
         seeds = robustness_seeds(int(seed))
         robust = robustness_scores(before.context, {"listed": {u: float(ros.unit(u).points) for u in names},
@@ -434,7 +448,8 @@ def rebalance(
                                                                      "balance_settings", "fielding")},
                 "budget": in_force, "lock": list(locked), "round_to": float(round_to), "tolerance": tolerance,
                 "seed": int(seed), "verification_seed": v_seed, "max_change": max_change,
-                "drop_unbalanceable": drop_unbalanceable, "robustness": robustness}
+                "drop_unbalanceable": drop_unbalanceable, "robustness": robustness,
+                **({"robustness_note": robust_note} if robust_note else {})}
     excluded = {u: w for u, w in {**advice.exempt, **found_in_proof}.items() if u not in dropped}
     return RebalanceResult(
         rs.id, in_force, ros, written, pd.DataFrame(changes, columns=CHANGES_COLUMNS), verification, excluded,

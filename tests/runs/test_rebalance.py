@@ -213,3 +213,25 @@ def test_drop_unbalanceable_leaves_the_unit_out_of_the_file_and_says_so_when_the
     assert main(["rebalance", "duel", "--roster", str(plain), *QUICK, "--no-robustness", "--drop-unbalanceable",
                  "--out", str(tmp_path / "none"), "--quiet"]) == 0
     assert "points can balance every unit, so none is left out" in capsys.readouterr().out
+
+
+def test_a_roster_over_the_size_leaves_robustness_out_unless_asked_and_says_so(tmp_path, monkeypatch):
+    """robustness=None (the CLI's default): scored for small rosters; above ROBUST_UNITS units left out, with
+    a sentence in the settings and on the page that says how to ask for it."""
+    from analysis.report.rebalance_page import headline
+    from analysis.runs import rebalance as module
+
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL)
+    quick = dict(half_width=0.05, max_trials=1024, tolerance=0.04)
+    monkeypatch.setattr(module, "ROBUST_UNITS", 3)  # the roster has four units
+    r = module.rebalance("duel", path, robustness=None, **quick)
+    assert r.robustness is None and r.settings["robustness"] is False
+    note = r.settings["robustness_note"]
+    assert "over 3 units (4 here)" in note and "--robustness" in note
+    assert note in headline(r)
+    monkeypatch.setattr(module, "ROBUST_UNITS", 4)
+    small = module.rebalance("duel", path, robustness=None, **quick)
+    assert small.robustness is not None and "robustness_note" not in small.settings
+    with pytest.raises(sim.InputError, match="robustness"):
+        module.rebalance("duel", path, robustness="yes", **quick)
