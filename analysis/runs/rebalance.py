@@ -263,6 +263,17 @@ def _window(proof_fair: pd.DataFrame, unit: str, budget: float, tolerance: float
     return out[0], out[1]
 
 
+def robustness_wanted(asked: bool | None, units: int) -> tuple[bool, str]:
+    """Whether a rebalance of ``units`` units scores its robustness (``asked``, or by the size when None), and
+    the sentence its page shows when the size left it out."""
+    if asked is not None:
+        return bool(asked), ""
+    if units <= ROBUST_UNITS:
+        return True, ""
+    return False, (f"Robustness not scored: over {ROBUST_UNITS} units ({units} here) it would fight both tables at "
+                   "three budgets and three seeds, 18 tables of the roster's square; --robustness asks for it.")
+
+
 def rebalance(
     ruleset: str | Ruleset,
     roster: Roster | str | Path | None = None,
@@ -430,13 +441,8 @@ def rebalance(
                      "nash_max_before": float(nash_b.loc[u, "weight_max"]) if u in nash_b.index else math.nan,
                      "nash_max_after": float(nash_a.loc[u, "weight_max"]) if u in nash_a.index else math.nan})
     verification = pd.DataFrame(rows, columns=VERIFICATION_COLUMNS)
-    robust, robust_note = None, ""
-    if robustness is None:
-        robustness = len(names) <= ROBUST_UNITS
-        if not robustness:
-            robust_note = (f"Robustness not scored: over {ROBUST_UNITS} units ({len(names)} here) it would fight both "
-                           "tables at three budgets and three seeds, 18 tables of the roster's square; "
-                           "--robustness asks for it.")
+    robust = None
+    robustness, robust_note = robustness_wanted(robustness, len(names))
     if robustness:
         seeds = robustness_seeds(int(seed))
         robust = robustness_scores(before.context, {"listed": {u: float(ros.unit(u).points) for u in names},

@@ -230,8 +230,7 @@ def test_a_roster_over_the_size_leaves_robustness_out_unless_asked_and_says_so(t
     note = r.settings["robustness_note"]
     assert "over 3 units (4 here)" in note and "--robustness" in note
     assert note in headline(r)
-    monkeypatch.setattr(module, "ROBUST_UNITS", 4)
-    small = module.rebalance("duel", path, robustness=None, **quick)
-    assert small.robustness is not None and "robustness_note" not in small.settings
+    assert module.robustness_wanted(None, 3) == (True, "")  # at the size: scored, as robustness=True is above
+    assert module.robustness_wanted(True, 4) == (True, "") and module.robustness_wanted(False, 2) == (False, "")
     with pytest.raises(sim.InputError, match="robustness"):
         module.rebalance("duel", path, robustness="yes", **quick)
