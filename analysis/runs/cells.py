@@ -120,11 +120,19 @@ class CellBank:
     _answered: dict[tuple, WholeCell] = field(default_factory=dict, repr=False)
     #: Cells whose answer came from the results store.
     _stored: set[WholeCell] = field(default_factory=set, repr=False)
+    #: Units without their points, by label (:meth:`_unpriced`).
+    _unpriced_units: dict[str, Any] = field(default_factory=dict, repr=False)
     #: What a score reads of each answered cell (:meth:`_parts`).
     _part_rows: dict[WholeCell, tuple[float, float, float, float]] = field(default_factory=dict, repr=False)
 
     def unit(self, label: str) -> Any:
         return self.units[label] if label in self.units else self.context.roster.unit(label)
+
+    def _unpriced(self, label: str) -> Any:
+        """The unit of ``label`` without its points (made once: every cell of a matrix asks for its two)."""
+        if label not in self._unpriced_units:
+            self._unpriced_units[label] = _unpriced(self.unit(label))
+        return self._unpriced_units[label]
 
     def stream(self, cell: WholeCell) -> tuple[int, ...]:
         """The stream address of ``cell``: its labels' stream names, each taken to the first roster unit with
@@ -150,7 +158,7 @@ class CellBank:
         return cell in self.tallies or cell in self.exact or cell in self.refused
 
     def _matchup(self, c: WholeCell) -> Any:
-        return self.context.matchup(_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
+        return self.context.matchup(self._unpriced(c.attacker), self._unpriced(c.defender),
                                     {"attacker": c.attacker_copies, "defender": c.defender_copies})
 
     def take_stored(self, cells: Iterable[WholeCell]) -> int:
@@ -260,7 +268,7 @@ class CellBank:
 
     def _recipe(self, c: WholeCell) -> tuple:
         """The arguments of :meth:`RunContext.build` for a cell (picklable: a worker may build its plan)."""
-        return (_unpriced(self.unit(c.attacker)), _unpriced(self.unit(c.defender)),
+        return (self._unpriced(c.attacker), self._unpriced(c.defender),
                 {"attacker": c.attacker_copies, "defender": c.defender_copies})
 
     def row(self, cell: WholeCell) -> dict[str, Any] | None:

@@ -88,7 +88,18 @@ _NOT_IN_KEY = {"key", "method", "plan", "built_in"}
 # ------------------------------------------------------------------ keys
 def canonical(x: Any) -> Any:
     """A JSON-able value equal for equal inputs in any process (see the module docstring)."""
-    if x is None or isinstance(x, (bool, str)):
+    kind = type(x)  # the common exact types first: a large matrix keys a hundred thousand cells
+    if kind is str or kind is bool or x is None:
+        return x
+    if kind is int:
+        return x
+    if kind is float:
+        return {"float": x.hex()}
+    if kind is dict:
+        return {"map": sorted([(_key_text(k), canonical(v)) for k, v in x.items()])}
+    if kind is tuple or kind is list:
+        return [canonical(v) for v in x]
+    if isinstance(x, (bool, str)):
         return x
     if isinstance(x, (int, np.integer)):
         return int(x)
