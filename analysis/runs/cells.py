@@ -169,7 +169,7 @@ class CellBank:
         of the cells still missing.
         """
         ctx = self.context
-        if ctx.store is None:
+        if ctx.store is None or getattr(ctx.store, "holds_nothing", False):
             return 0
         taken = 0
         for c in dict.fromkeys(cells):

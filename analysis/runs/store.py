@@ -366,6 +366,7 @@ class ResultsStore:
         self.ignored_why: dict[str, str] = {}
         self.saved_seconds = 0.0
         self._mine: set[str] = set()  # keys this store saved: trusted under fresh, and not "from an earlier run"
+        self._rows_at_open = True  # until the file is read (see holds_nothing)
         self._saved: dict[str, float] = {}  # reused key -> its recorded seconds
         self._db: sqlite3.Connection | None = None
         with self._errors("open"):
@@ -383,6 +384,13 @@ class ResultsStore:
                 for suffix in ("", "-wal", "-shm"):
                     Path(f"{self.path}{suffix}").unlink(missing_ok=True)
                 self._open()
+
+    @property
+    def holds_nothing(self) -> bool:
+        """No lookup can find a row: the file held no row when opened (or ``fresh`` ignores them) and this
+        store has saved none since. A first run's cells then skip their lookups (each one makes the cell's
+        matchup and key: a minute of a 100-unit report's first matrix)."""
+        return not self._mine and (self.fresh or not self._rows_at_open)
 
     def _open(self) -> None:
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -405,6 +413,7 @@ class ResultsStore:
             self._db.execute("ALTER TABLE cells ADD COLUMN seconds REAL")
         if app != APPLICATION_ID:
             self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        self._rows_at_open = bool(self._db.execute("SELECT EXISTS (SELECT 1 FROM cells)").fetchone()[0])
 
     @contextlib.contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
