@@ -114,7 +114,8 @@ def advise(matrix: Any, fair: pd.DataFrame | None = None, *, tolerance: float = 
     special_reps = {r: special[r] for r in classes if r in special}
     solution = fewest_changes(classes, {r: listed[r] for r in classes}, scorer.scores,
                               lambda prices, reps: scorer.crossings(prices, reps, most),
-                              tolerance=tolerance, ranges=ranges, exempt=special_reps, max_change=max_change, log=log)
+                              tolerance=tolerance, ranges=ranges, exempt=special_reps, max_change=max_change, log=log,
+                              prefetch=scorer.prepare)
     profile_of = {r: getattr(matrix, "profiles", {}).get(r, r) for r in classes}
     rounded = round_jointly(scorer, solution.prices, solution.changed, solution.held, float(round_to), ranges,
                             profile_of, log) if solution.changed else dict(solution.prices)

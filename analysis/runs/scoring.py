@@ -100,6 +100,17 @@ class TableScorer:
             self.bank.fight(todo)
         self._asked.update(wanted)
 
+    def prepare(self, tables: Sequence[Mapping[str, float]]) -> None:
+        """Fight every table's cells in one batch and keep their pair values (the scores of each table then
+        cost no fight): what the advice's linear model asks for, one table per class."""
+        self.fight_for(tables)
+        for prices in tables:
+            c = self._copies(prices)
+            for r in self.classes:
+                for o in self.classes:
+                    if o != r:
+                        self.pair(r, c[r], o, c[o])
+
     def scores(self, prices: Mapping[str, float]) -> tuple[dict[str, float], dict[str, float]]:
         """Each class's score against the whole roster at ``prices`` (class -> price), and its standard error."""
         self.fight_for([prices])

@@ -233,7 +233,8 @@ def _sets_by_size(model: _Model, movable: list[int], tolerance: float) -> Iterat
 def fewest_changes(classes: Mapping[str, Sequence[str]], listed: Mapping[str, float], scores: ScoresFn,
                    fair: FairFn, *, tolerance: float, ranges: Mapping[str, tuple[float, float]],
                    exempt: Mapping[str, str] | None = None, max_change: float | None = None, z: float = Z,
-                   log: Callable[[str], Any] | None = None) -> Solution:
+                   log: Callable[[str], Any] | None = None,
+                   prefetch: Callable[[list[dict[str, float]]], Any] | None = None) -> Solution:
     """The fewest price changes under which every held class scores within ``tolerance`` of 50%.
 
     Parameters
@@ -259,6 +260,9 @@ def fewest_changes(classes: Mapping[str, Sequence[str]], listed: Mapping[str, fl
         Quantile of the interval that decides whether a class is off.
     log : callable, optional
         ``log(line)`` as the search goes.
+    prefetch : callable, optional
+        ``prefetch(tables)``: get ready to score these tables (fight their cells in one batch); the linear
+        model's columns, one table each, are asked for together first.
 
     Returns
     -------
@@ -293,6 +297,14 @@ def fewest_changes(classes: Mapping[str, Sequence[str]], listed: Mapping[str, fl
             columns[r] = (move, (np.array([moved[q] for q in reps], float) - s0_vec) / (move - p0[r]))
         return columns[r][1]
 
+    def warm(moves: Mapping[str, float]) -> None:
+        """The tables of these columns not kept yet, to ``prefetch`` at once (a roster of 100 classes fought
+        them in 100 batches of a few hundred cells, each too small to keep the workers busy)."""
+        tables = [{**p0, r: float(m)} for r, m in moves.items()
+                  if r not in columns or not math.isclose(columns[r][0], m)]
+        if prefetch is not None and tables:
+            prefetch(tables)
+
     prices: dict[str, float] | None = dict(p0)
     tried, fallback = 0, False
     for attempt in range(3):  # the exempt classes are judged again at the solution
@@ -323,7 +335,8 @@ def fewest_changes(classes: Mapping[str, Sequence[str]], listed: Mapping[str, fl
         if all(abs(s_base[r] - 0.5) <= tolerance for r in held):
             prices, tried, fallback = base, 0, False
         else:
-            prices, tried, fallback = _search(reps, classes, base, s_base, cross, scores, column, tolerance, ranges,
+            prices, tried, fallback = _search(reps, classes, base, s_base, cross, scores, column, warm, tolerance,
+                                              ranges,
                                               ex, target, say, rejudge if attempt < 2 else None)
         if prices is None:  # an exempt class comes back once the others move: search again with it held
             say(f"held again once the others are repriced: {', '.join(returning)}")
@@ -347,7 +360,7 @@ def fewest_changes(classes: Mapping[str, Sequence[str]], listed: Mapping[str, fl
 
 def _search(reps: list[str], classes: Mapping[str, Sequence[str]], p0: dict[str, float], s0: dict[str, float],
             cross: Mapping[str, Crossing], scores: ScoresFn, column: Callable[[str, float], np.ndarray],
-            tolerance: float,
+            warm: Callable[[Mapping[str, float]], Any], tolerance: float,
             ranges: Mapping[str, tuple[float, float]], ex: Mapping[str, str], target: Mapping[str, float],
             say: Callable[[str], Any], rejudge: Callable[[dict[str, float]], bool] | None = None
             ) -> tuple[dict[str, float] | None, int, bool]:
@@ -367,6 +380,7 @@ def _search(reps: list[str], classes: Mapping[str, Sequence[str]], p0: dict[str,
         return dict(p0), 0, True
     A = np.zeros((len(reps), len(reps)))
     base = np.array([s0[r] for r in reps], float)
+    moves: dict[int, float] = {}
     for i in movable:
         r = reps[i]
         move = tgt[i] if not held[i] else _clip(cross[r].price, lo[i], hi[i]) if math.isfinite(cross[r].price) \
@@ -375,7 +389,10 @@ def _search(reps: list[str], classes: Mapping[str, Sequence[str]], p0: dict[str,
             move = p[i] * 1.05 if p[i] * 1.05 <= hi[i] else p[i] * 0.95
             move = _clip(move, lo[i], hi[i])
         if not math.isclose(move, p[i]):
-            A[:, i] = column(r, float(move))
+            moves[i] = float(move)
+    warm({reps[i]: m for i, m in moves.items()})  # every column's table in one batch of fights
+    for i, move in moves.items():
+        A[:, i] = column(reps[i], move)
     weight = np.array([len(classes[r]) for r in reps], float)
     model = _Model(reps, base, A, p, lo, hi, held, tgt, weight)
     tried = 0
