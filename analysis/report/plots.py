@@ -21,10 +21,11 @@ from matplotlib.ticker import MaxNLocator
 from sim.errors import InputError
 
 from .cell_image import lean_cells
-from .plot_checks import (check_ax, check_bool, check_column, check_labels, check_names, check_result, check_results,
-                          check_text, plot_frame, probability_table, wdl_data)
+from .plot_checks import (check_ax, check_bool, check_column, check_names, check_result, check_text, plot_frame,
+                          probability_table, wdl_data)
 from .plot_layout import legend_above_data, legend_outside, line_styles, plain_log_axis, wrap_label, x_tick_labels
 from .render import plain_text_plots
+from .rounds_plot import rounds_curve
 
 __all__ = [
     "matrix_heatmap",
@@ -228,57 +229,6 @@ def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | No
                                      + ("against itself (mirror match)" if mirror else f"vs {result.defender}"), 60))
     top = max([float(np.max(d)) for d in (to_def, to_att) if len(d)], default=0.0)
     legend_above_data(ax, top, fontsize=8)
-    return ax
-
-
-@plain_text_plots
-def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = None,
-                 labels: Sequence[str] | None = None) -> Axes:
-    """Time to resolution: P(fight over by round k), cumulative, one curve per result.
-
-    Parameters
-    ----------
-    results : FightResult or sequence of FightResult
-    labels : sequence of str, optional
-        Legend entries (default ``"attacker vs defender"``; a mirror match ``"attacker vs defender (X)"``).
-
-    Notes
-    -----
-    A fight is over when it ends (a side broken, destroyed...) or its rounds run out; with
-    ``rounds="end"`` fights still going at ``max_rounds`` are counted at the cap (draws).
-    Past ten curves the colours come from a 20-colour map (then dashes), so no two
-    curves look alike; the legend sits to the right of the axes.
-    """
-    check_ax(ax)
-    check_text(title, "title")
-    seq = check_results(results, "results", ("attacker", "defender", "rounds_distribution", "mean_rounds"))
-    labels = check_labels(labels, len(seq))
-    ax = _axes(ax)
-    styles = line_styles(len(seq))
-    last = 0
-    for i, r in enumerate(seq):
-        dist = r.rounds_distribution()
-        cdf = np.cumsum(dist)
-        k = np.arange(len(dist))
-        if labels is not None:
-            label = labels[i]
-        elif r.attacker == r.defender:
-            label = f"attacker vs defender ({r.attacker})"
-        else:
-            label = f"{r.attacker} vs {r.defender}"
-        mr, _ = r.mean_rounds
-        ax.step(k, cdf, where="post", label=f"{label} (mean {mr:.2f})", **styles[i])
-        done = np.flatnonzero(cdf < 1 - 1e-9)
-        last = max(last, int(done[-1]) + 1 if len(done) else 0, 1)
-    ax.set_xlabel("rounds fought")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
-    if seq:
-        ax.set_xlim(-0.5, last + 1)  # up to the last round any fight lasted, not the whole cap
-    ax.set_ylabel("P(fight over by this round)")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title or "Rounds to resolution (cumulative)")
-    if seq:
-        legend_outside(ax, fontsize=7)
     return ax
 
 
