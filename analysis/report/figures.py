@@ -2,7 +2,9 @@
 
 :func:`draw_figures` draws every plot of a built :class:`analysis.report.build.Report`
 (the plot functions live in :mod:`analysis.report.plots`); figure sizes grow with the
-number of units so that names and cells keep their room.
+number of units so that names and cells keep their room. Over 20 units the heatmaps
+show colours only, at a fifth of an inch a cell (:mod:`analysis.report.large_rosters`:
+what is left out, each figure's title says).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from . import plots
 from .cell_stats import method_note
+from .large_rosters import heatmap_size, numbered
 
 __all__ = ["draw_figures", "render"]
 
@@ -20,7 +23,8 @@ def draw_figures(rep: Any) -> dict[str, bytes]:
     """Name -> PNG bytes of every plot of ``rep``."""
     m, b = rep.matrix, rep.balance
     n = max(len(m.units), 1)
-    square = (2.6 + 0.7 * n, 1.8 + 0.6 * n)
+    square = (2.6 + 0.7 * n, 1.8 + 0.6 * n) if numbered((n, n)) else \
+        heatmap_size(n, n, max((len(str(u)) for u in m.units), default=1))
     score = b.payoff.copy()
     score[:] = (b.payoff.to_numpy(float) + 1) / 2  # side-averaged score = (1 + payoff) / 2
     score.index.name, score.columns.name = "unit", "opponent"
