@@ -5,13 +5,18 @@ each fought to the cell half-width, :data:`analysis.runs.allocation.CELL_PRECISI
 so that a cell's number is worth reading) gets its figures as it always did.
 Past it, drawing everything cost more than it showed: a 100-unit report spent
 80 s on its figures, most of it laying out the 10,000 numbers of each of its three
-heatmaps on 73 x 62 inch canvases. So, over :data:`NUMBERED_UNITS` units:
+heatmaps on 73 x 62 inch canvases, and its rounds plot drew 100 curves whose legend
+ran off the bottom of the figure. So, over :data:`NUMBERED_UNITS` units:
 
 * **A heatmap shows colours only**: no number in its cells (they are in the
   report's CSV files: ``matrix.csv``, ``side_averaged.csv``, ``one_for_one_long.csv``),
   :data:`CELL_INCHES` a cell (at least :data:`MIN_SIDE` inches of axes), each name
   on one line beside its row and under its column, and at most :data:`NAMED_UNITS`
   names a side (past that, every k-th name, and the axes stop growing).
+* **A rounds plot draws at most** :data:`ROUNDS_CURVES` **curves**: past that, the
+  featured opponent, the mirror match and the :data:`EXTREMES` opponents fought to a
+  result quickest and slowest (by mean rounds), over a grey band, the range of every
+  opponent's curve.
 
 What a figure leaves out is said in its title (and legend), and in the report's
 caption beside it (:func:`heatmap_caption`).
@@ -25,8 +30,8 @@ from typing import Any
 
 from ..runs.allocation import CELL_PRECISION_UNITS
 
-__all__ = ["NUMBERED_UNITS", "CELL_INCHES", "MIN_SIDE", "NAMED_UNITS", "NAME_POINTS",
-           "numbered", "heatmap_size", "name_step", "heatmap_note", "heatmap_caption"]
+__all__ = ["NUMBERED_UNITS", "CELL_INCHES", "MIN_SIDE", "NAMED_UNITS", "NAME_POINTS", "ROUNDS_CURVES", "EXTREMES",
+           "numbered", "heatmap_size", "name_step", "heatmap_note", "heatmap_caption", "rounds_subset"]
 
 #: Heatmaps of at most this many rows and columns print each cell's number (the report's rosters of at most
 #: this many units: their cells are each fought to the cell half-width).
@@ -39,6 +44,10 @@ MIN_SIDE = 6.0
 NAMED_UNITS = 200
 #: Font size (points) of the names of a heatmap without numbers.
 NAME_POINTS = 7
+#: A rounds plot draws every curve up to this many (its legend then still fits beside a 4.8-inch plot).
+ROUNDS_CURVES = 20
+#: Past :data:`ROUNDS_CURVES`, the opponents fought to a result quickest and slowest drawn, this many of each.
+EXTREMES = 3
 
 
 def numbered(shape: Sequence[int]) -> bool:
@@ -86,3 +95,52 @@ def heatmap_caption(units: int, csv: str) -> dict[str, str] | None:
                     f"{units * units:,} cells are left out of the figure, and are in",
             "file": csv,
             "tail": "." + (f" One unit name in {step} is shown along each side." if step > 1 else "")}
+
+
+def _mean_rounds(result: Any) -> float:
+    return float(result.mean_rounds[0])
+
+
+def rounds_subset(curves: Sequence[Any], attacker: str, featured: str | None = None
+                  ) -> tuple[list[Any], list[str], str]:
+    """The curves of a rounds plot drawn as lines, their legend labels, and the title's note.
+
+    Parameters
+    ----------
+    curves : sequence of FightResult
+        One per opponent of ``attacker`` (``defender`` names it), in the roster's order.
+    attacker : str
+    featured : str, optional
+        The featured matchup's defender (always drawn).
+
+    Returns
+    -------
+    drawn, labels, note
+        Up to :data:`ROUNDS_CURVES` curves: all of them, labelled ``"vs X"`` (the mirror
+        ``"vs itself (mirror match)"``), and no note. Past it: the featured opponent, the
+        mirror match, and the :data:`EXTREMES` quickest and slowest to a result (mean
+        rounds; the first listed first among equals), in the roster's order, each label
+        saying why it is drawn; the note says how many are drawn out of how many.
+    """
+    def label(r: Any) -> str:
+        return "vs itself (mirror match)" if r.defender == attacker else f"vs {r.defender}"
+
+    if len(curves) <= ROUNDS_CURVES:
+        return list(curves), [label(r) for r in curves], ""
+    order = sorted(range(len(curves)), key=lambda i: (_mean_rounds(curves[i]), i))
+    why: dict[int, str] = {}
+    for i in reversed(order[-EXTREMES:]):
+        why[i] = "slowest"
+    for i in order[:EXTREMES]:
+        why[i] = "quickest"
+    for i, r in enumerate(curves):
+        if r.defender == attacker:
+            why[i] = "mirror match"
+        elif featured is not None and r.defender == featured:
+            why[i] = "featured"
+    keep = sorted(why)
+    labels = [label(curves[i]) if why[i] == "mirror match" else f"{label(curves[i])} ({why[i]})" for i in keep]
+    chosen = [w for w in ("featured", "mirror match") if w in why.values()]
+    note = (f"{len(keep)} of its {len(curves)} opponents drawn ({', '.join(chosen + [''])}the {EXTREMES} quickest "
+            f"and {EXTREMES} slowest to a result); grey: the range of all {len(curves)}")
+    return [curves[i] for i in keep], labels, note

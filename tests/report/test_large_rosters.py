@@ -1,7 +1,8 @@
 """The figures of a large roster (:mod:`analysis.report.large_rosters`): what they leave out, they say.
 
-Over 20 units a heatmap shows colours only (no number in a cell, its title says so);
-up to 20 units nothing changes (the shipped reports' figures stay byte for byte).
+Over 20 units a heatmap shows colours only (no number in a cell, its title says so)
+and a rounds plot draws a few opponents over the range of all of them; up to 20
+units nothing changes (the shipped reports' figures stay byte for byte).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from analysis.report import large_rosters as lr  # noqa: E402
@@ -78,6 +80,45 @@ def test_the_report_caption_names_the_file_with_the_numbers():
     assert "colours only" in html and "10,000 cells are left out" in html and '<a href="matrix.csv">' in html
     assert environment().from_string('{% from "_macros.html" import colours %}<p>X.{{ colours(c) }}</p>').render(
         c=None) == "<p>X.</p>"
+
+
+class _Curve:
+    """The part of a FightResult that the rounds plot reads: P(over by round k) = 1 - 0.8 ** (k / speed)."""
+
+    def __init__(self, defender: str, speed: float, attacker: str = "Hero") -> None:
+        self.attacker, self.defender = attacker, defender
+        cdf = np.concatenate([[0.0], 1 - 0.8 ** (np.arange(1, 60) / speed), [1.0]])
+        self._dist = np.diff(np.concatenate([[0.0], cdf]))
+
+    def rounds_distribution(self):
+        return self._dist
+
+    @property
+    def mean_rounds(self):
+        return float(np.arange(len(self._dist)) @ self._dist), 0.0
+
+
+def test_past_20_opponents_the_rounds_plot_draws_the_featured_mirror_and_extremes_over_the_range_of_all():
+    speeds = [1 + (7 * i % 30) / 3 for i in range(30)]  # opponent i: distinct speeds, not in order
+    curves = [_Curve("Hero" if i == 5 else f"unit {i}", s) for i, s in enumerate(speeds)]
+    drawn, labels, note = lr.rounds_subset(curves, "Hero", "unit 12")
+    by_speed = sorted(range(30), key=lambda i: speeds[i])
+    quick, slow = by_speed[:3], by_speed[-3:]
+    assert [c.defender for c in drawn] == [curves[i].defender for i in sorted({5, 12, *quick, *slow})]
+    assert "vs itself (mirror match)" in labels and "vs unit 12 (featured)" in labels
+    assert {f"vs unit {i} (quickest)" for i in quick} | {f"vs unit {i} (slowest)" for i in slow} <= set(labels)
+    assert note.startswith("8 of its 30 opponents drawn (featured, mirror match,") and "range of all 30" in note
+    fig = Figure(figsize=(10.5, 5.4))
+    ax = plots.rounds_curve(drawn, ax=fig.add_subplot(), labels=labels, spread=curves, spread_label="all 30")
+    assert len(ax.lines) == 8 and any(isinstance(c, PolyCollection) for c in ax.collections)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[0] == "all 30" and len(legend) == 9
+
+
+def test_up_to_20_opponents_every_curve_is_drawn_as_before():
+    curves = [_Curve(f"unit {i}", 1 + i / 4) for i in range(20)]
+    drawn, labels, note = lr.rounds_subset(curves, "Hero", "unit 3")
+    assert drawn == curves and labels == [f"vs unit {i}" for i in range(20)] and note == ""
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, []])
