@@ -41,7 +41,9 @@ def draw_figures(rep: Any) -> dict[str, bytes]:
         # ranked by the one score, as the rankings table beside it (the strength model is a column there)
         ("ranking", (7.0, 1.4 + 0.38 * n), lambda ax: plots.ranking_chart(
             b.rankings, ax=ax, value="score", title="Ranking by score: estimate (dot) with its 95% interval (bar)")),
-        ("outcomes", (min(max(7.5, 0.8 * n + 3), 14.0), 4.8), lambda ax: plots.wdl_bars(b.rankings, ax=ax)),
+        # past 20 units a sixth of an inch a unit, its name on one line (14 inches made 100 names run together)
+        ("outcomes", (min(max(7.5, 0.8 * n + 3), 14.0) if numbered((n, n)) else max(14.0, 3.0 + n / 6), 4.8),
+         lambda ax: plots.wdl_bars(b.rankings, ax=ax)),
         ("points", (8.0, 1.6 + 0.38 * n), lambda ax: plots.points_chart(b.fair_points, ax=ax)),
     ]
     for k, pair in enumerate(rep.featured):

@@ -17,6 +17,8 @@ ran off the bottom of the figure. So, over :data:`NUMBERED_UNITS` units:
   featured opponent, the mirror match and the :data:`EXTREMES` opponents fought to a
   result quickest and slowest (by mean rounds), over a grey band, the range of every
   opponent's curve.
+* **The win / draw / loss bars** take a sixth of an inch a unit (the figure grows past
+  14 inches), each name on one line: nothing is left out.
 
 What a figure leaves out is said in its title (and legend), and in the report's
 caption beside it (:func:`heatmap_caption`).

@@ -170,7 +170,8 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
         * a frame with ``attacker, defender, p_attacker, p_defender, p_draw`` (pick a few
           rows): one group per matchup (``*_lo``/``*_hi`` bars when present).
 
-    The legend (for frames) sits to the right of the axes, never over a bar.
+    The legend (for frames) sits to the right of the axes, never over a bar. Past 20 groups
+    each name is on one line (:data:`~analysis.report.large_rosters.NUMBERED_UNITS`).
     """
     check_ax(ax)
     check_text(title, "title")
@@ -216,7 +217,10 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
             err = np.clip(err, 0, None)
         ax.bar(x + (k - 1) * width, values, width, yerr=err, capsize=2 if err is not None else 0, color=colour,
                label=label)
-    x_tick_labels(ax, x, names, width=18, fontsize=8 if len(names) > 10 else 9)
+    if numbered((len(names), 1)):
+        x_tick_labels(ax, x, names, width=18, fontsize=8 if len(names) > 10 else 9)
+    else:  # many bars: one line a name (two-line names would run into each other), as under a large heatmap
+        ax.set_xticks(x, names, rotation=90, ha="center", va="top", fontsize=NAME_POINTS)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("probability")
     ax.set_ylim(0, 1)

@@ -1,8 +1,9 @@
 """The figures of a large roster (:mod:`analysis.report.large_rosters`): what they leave out, they say.
 
 Over 20 units a heatmap shows colours only (no number in a cell, its title says so)
-and a rounds plot draws a few opponents over the range of all of them; up to 20
-units nothing changes (the shipped reports' figures stay byte for byte).
+a rounds plot draws a few opponents over the range of all of them, and the outcome
+bars name each unit on one line; up to 20 units nothing changes (the shipped
+reports' figures stay byte for byte).
 """
 
 from __future__ import annotations
@@ -127,3 +128,16 @@ def test_numbers_must_be_true_false_or_none(bad):
 
     with pytest.raises(InputError, match="numbers"):
         plots.matrix_heatmap(_wide(2), ax=Figure().add_subplot(), numbers=bad)
+
+
+def test_past_20_units_the_outcome_bars_name_each_unit_on_one_line():
+    n = 30
+    frame = pd.DataFrame({"unit": [f"Mercenary Captain v{i}" for i in range(n)], "win_rate": np.linspace(0.2, 0.8, n),
+                          "draw_rate": 0.0, "loss_rate": np.linspace(0.8, 0.2, n)})
+    fig = Figure(figsize=(max(14.0, 3.0 + n / 6), 4.8))  # the report's size
+    ax = plots.wdl_bars(frame, ax=fig.add_subplot())
+    labels = ax.get_xticklabels()
+    assert [t.get_text() for t in labels] == list(frame["unit"]) and all(t.get_rotation() == 90 for t in labels)
+    fig.tight_layout()
+    fig.canvas.draw()
+    assert _apart(labels)
