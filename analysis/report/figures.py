@@ -2,7 +2,10 @@
 
 :func:`draw_figures` draws every plot of a built :class:`analysis.report.build.Report`
 (the plot functions live in :mod:`analysis.report.plots`); figure sizes grow with the
-number of units so that names and cells keep their room.
+number of units so that names and cells keep their room. Over 20 units the heatmaps
+show colours only, at a fifth of an inch a cell, and the rounds plot draws a few
+opponents over the range of all of them (:mod:`analysis.report.large_rosters`: what
+is left out, each figure's title says).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from typing import Any
 
 from . import plots
 from .cell_stats import method_note
+from .large_rosters import heatmap_size, numbered, rounds_subset
+from .plot_layout import wrap_label
 
 __all__ = ["draw_figures", "render"]
 
@@ -20,7 +25,8 @@ def draw_figures(rep: Any) -> dict[str, bytes]:
     """Name -> PNG bytes of every plot of ``rep``."""
     m, b = rep.matrix, rep.balance
     n = max(len(m.units), 1)
-    square = (2.6 + 0.7 * n, 1.8 + 0.6 * n)
+    square = (2.6 + 0.7 * n, 1.8 + 0.6 * n) if numbered((n, n)) else \
+        heatmap_size(n, n, max((len(str(u)) for u in m.units), default=1))
     score = b.payoff.copy()
     score[:] = (b.payoff.to_numpy(float) + 1) / 2  # side-averaged score = (1 + payoff) / 2
     score.index.name, score.columns.name = "unit", "opponent"
@@ -35,7 +41,9 @@ def draw_figures(rep: Any) -> dict[str, bytes]:
         # ranked by the one score, as the rankings table beside it (the strength model is a column there)
         ("ranking", (7.0, 1.4 + 0.38 * n), lambda ax: plots.ranking_chart(
             b.rankings, ax=ax, value="score", title="Ranking by score: estimate (dot) with its 95% interval (bar)")),
-        ("outcomes", (min(max(7.5, 0.8 * n + 3), 14.0), 4.8), lambda ax: plots.wdl_bars(b.rankings, ax=ax)),
+        # past 20 units a sixth of an inch a unit, its name on one line (14 inches made 100 names run together)
+        ("outcomes", (min(max(7.5, 0.8 * n + 3), 14.0) if numbered((n, n)) else max(14.0, 3.0 + n / 6), 4.8),
+         lambda ax: plots.wdl_bars(b.rankings, ax=ax)),
         ("points", (8.0, 1.6 + 0.38 * n), lambda ax: plots.points_chart(b.fair_points, ax=ax)),
     ]
     for k, pair in enumerate(rep.featured):
@@ -70,16 +78,20 @@ def _featured(rep: Any, k: int, pair: tuple[str, str]) -> list[tuple[str, tuple[
         return []
     att = pair[0]
     curves = rep.to_the_end.get(att) or [m.results[(att, d)] for d in m.units if (att, d) in m.results]
-    labels = ["vs itself (mirror match)" if r.defender == att else f"vs {r.defender}" for r in curves]
+    drawn, labels, note = rounds_subset(curves, att, pair[1])  # past 20 opponents, a few over the range of all
     cap = m.settings.get("max_rounds")
     # these fights field whole copies (sim.fight: floor(budget / points)), not the matrix's expected mixture
     whole = "; floor(budget / points) copies a side" if m.budget is not None and getattr(m, "fielding", "") == \
         "expected" else ""
+    title = f"{att} attacking each unit, fought to the end (cap {cap} rounds{whole})"
+    size = (9.0, 4.8)
+    if note:  # the few drawn of many: the title says which, on a wider figure, wrapped to fit beside the legend
+        title, size = f"{wrap_label(title, 70)}\n{wrap_label(note, 70)}", (10.5, 5.4)
     return [(f"featured_{k}_wdl", (6.6, 4.2), lambda ax: plots.wdl_bars(res, ax=ax)),
             (f"featured_{k}_damage", (7.0, 4.2), lambda ax: plots.damage_distributions(res, ax=ax)),
-            (f"featured_{k}_rounds", (9.0, 4.8), lambda ax: plots.rounds_curve(
-                curves, ax=ax, labels=labels,
-                title=f"{att} attacking each unit, fought to the end (cap {cap} rounds{whole})"))]
+            (f"featured_{k}_rounds", size, lambda ax: plots.rounds_curve(
+                drawn, ax=ax, labels=labels, title=title,
+                spread=curves if note else None, spread_label=f"all {len(curves)} opponents (range)"))]
 
 
 def render(draw: Callable[[Any], Any], size: tuple[float, float]) -> bytes:

@@ -127,6 +127,16 @@ def _matchups(rep: Any, uri: Mapping[str, str]) -> list[dict[str, Any]]:
     return out
 
 
+def _colours_only(rep: Any) -> dict[str, Any]:
+    """Heatmap name -> what its caption says it leaves out (over 20 units: :mod:`.large_rosters`), or None."""
+    from .large_rosters import heatmap_caption
+
+    n = len(rep.matrix.units)
+    one = rep.one_for_one
+    return {"matrix": heatmap_caption(n, "matrix.csv"), "score": heatmap_caption(n, "side_averaged.csv"),
+            "one_for_one": None if one is None else heatmap_caption(len(one.units), "one_for_one_long.csv")}
+
+
 def rerun_command(rep: Any) -> str:
     """The command that repeats the run (the settings that differ from the defaults; roster and --set as given)."""
     from ..runs.defaults import DEFAULT_HALF_WIDTH, DEFAULT_MAX_TRIALS
@@ -212,6 +222,7 @@ def report_context(rep: Any) -> dict[str, Any]:
         "options": rt.table_view(rep.options_table(), rt.OPTIONS),
         "settings": settings,
         "cell_rule": cell_rule(rep),
+        "colours_only": _colours_only(rep),
         "units": rt.table_view(units, rt.generic_columns(units, {"in_matrix": "In matrix"})),
         "excluded": list(m.excluded.items()),
         "images": {"matrix": uri["matrix"], "score": uri["score"], "ranking": uri["ranking"],

@@ -21,10 +21,12 @@ from matplotlib.ticker import MaxNLocator
 from sim.errors import InputError
 
 from .cell_image import lean_cells
-from .plot_checks import (check_ax, check_bool, check_column, check_labels, check_names, check_result, check_results,
-                          check_text, plot_frame, probability_table, wdl_data)
+from .large_rosters import NAME_POINTS, heatmap_note, heatmap_size, name_step, numbered
+from .plot_checks import (check_ax, check_bool, check_column, check_names, check_result, check_text, plot_frame,
+                          probability_table, wdl_data)
 from .plot_layout import legend_above_data, legend_outside, line_styles, plain_log_axis, wrap_label, x_tick_labels
 from .render import plain_text_plots
+from .rounds_plot import rounds_curve
 
 __all__ = [
     "matrix_heatmap",
@@ -60,8 +62,8 @@ def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.8)) -> Axes:
 @plain_text_plots
 def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                    value_label: str = "P(attacker wins)", row_label: str | None = None,
-                   col_label: str | None = None, colorbar: bool = True) -> Axes:
-    """Heatmap of a probability table in percent, with the numbers in the cells.
+                   col_label: str | None = None, colorbar: bool = True, numbers: bool | None = None) -> Axes:
+    """Heatmap of a probability table in percent, with the numbers in the cells (up to 20 rows and columns).
 
     The cells, the colour bar (0-100) and the title ("(%)") are all in percent. The
     palette diverges around an even fight, 50% (``TwoSlopeNorm(vcenter=50)``): blue
@@ -78,14 +80,23 @@ def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | N
     row_label, col_label : str, optional
         Axis labels (default: the index and column names, else attacker/defender).
     colorbar : bool
+    numbers : bool, optional
+        Print each cell's number in it. Default: when the table has at most
+        :data:`~analysis.report.large_rosters.NUMBERED_UNITS` (20) rows and columns. Without
+        them the heatmap shows colours only, each name on one line (one in k past 200 a side:
+        :mod:`analysis.report.large_rosters`), and its title says what it leaves out.
     """
     check_ax(ax)
     for name, text in (("title", title), ("row_label", row_label), ("col_label", col_label)):
         check_text(text, name)
     check_text(value_label, "value_label", optional=False)
     check_bool(colorbar, "colorbar")
+    chosen = numbers is not None
     wide = probability_table(wide, "wide")
-    ax = _axes(ax, (2.0 + 0.7 * wide.shape[1], 1.5 + 0.6 * wide.shape[0]))
+    numbers = check_bool(numbers, "numbers") if chosen else numbered(wide.shape)
+    longest = max((len(str(n)) for n in [*wide.index, *wide.columns]), default=1)
+    ax = _axes(ax, (2.0 + 0.7 * wide.shape[1], 1.5 + 0.6 * wide.shape[0]) if numbers
+               else heatmap_size(wide.shape[0], wide.shape[1], longest))
     values = 100 * wide.to_numpy(dtype=float)
     masked = np.ma.masked_invalid(values)
     norm = TwoSlopeNorm(vmin=0.0, vcenter=50.0, vmax=100.0)
@@ -94,7 +105,27 @@ def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | N
     cmap = matplotlib.colormaps[_CMAP].with_extremes(bad="#d9d9d9")  # grey: not fought
     # cell by cell: the same pixels without matplotlib's float arrays the size of the figure (2 GB at 100 units)
     image = lean_cells(ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto"))
-    small = max(wide.shape) > 10
+    if numbers:
+        _cell_numbers(ax, wide, values)
+    else:
+        _one_line_names(ax, wide)
+    ax.set_xlabel(col_label or (wide.columns.name or "defender"))
+    ax.set_ylabel(row_label or (wide.index.name or "attacker"))
+    if numbers:
+        ax.set_title(title or f"{value_label} (%)")
+    else:  # the figure says what it leaves out; a long title wrapped to the axes' width
+        chars = max(40, int(ax.get_position().width * ax.figure.get_figwidth() * 9))
+        ax.set_title(wrap_label(title or f"{value_label} (%)", chars) + "\n"
+                     + wrap_label(f"({heatmap_note(wide.shape, chosen=chosen)})", chars))
+    if colorbar:
+        cbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, ticks=[0, 25, 50, 75, 100])
+        cbar.set_label(f"{value_label} (%; white = 50, an even fight)")
+    return ax
+
+
+def _cell_numbers(ax: Axes, wide: pd.DataFrame, values: np.ndarray) -> None:
+    """Each cell's number in it, and the names wrapped to fit their cells (a heatmap of up to 20 units)."""
+    small = max(values.shape) > 10
     for (i, j), v in np.ndenumerate(values):
         text = "–" if np.isnan(v) else f"{v:.0f}" if small else f"{v:.1f}"
         dark = not np.isnan(v) and abs(v - 50) > 30
@@ -103,13 +134,15 @@ def matrix_heatmap(wide: pd.DataFrame, ax: Axes | None = None, *, title: str | N
     tick_size = 8 if max(wide.shape) > 12 else 9
     x_tick_labels(ax, range(wide.shape[1]), list(wide.columns), fontsize=tick_size)
     ax.set_yticks(range(wide.shape[0]), [wrap_label(r, 24) for r in wide.index], fontsize=tick_size)
-    ax.set_xlabel(col_label or (wide.columns.name or "defender"))
-    ax.set_ylabel(row_label or (wide.index.name or "attacker"))
-    ax.set_title(title or f"{value_label} (%)")
-    if colorbar:
-        cbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, ticks=[0, 25, 50, 75, 100])
-        cbar.set_label(f"{value_label} (%; white = 50, an even fight)")
-    return ax
+
+
+def _one_line_names(ax: Axes, wide: pd.DataFrame) -> None:
+    """Names of a heatmap without numbers: one line each, upright under the columns, one in k past 200 a side."""
+    step = name_step(max(wide.shape))
+    cols, rows = range(0, wide.shape[1], step), range(0, wide.shape[0], step)
+    ax.set_xticks(list(cols), [str(wide.columns[j]) for j in cols], rotation=90, ha="center", va="top",
+                  fontsize=NAME_POINTS)
+    ax.set_yticks(list(rows), [str(wide.index[i]) for i in rows], fontsize=NAME_POINTS)
 
 
 def _is_result(x: Any) -> bool:
@@ -137,7 +170,8 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
         * a frame with ``attacker, defender, p_attacker, p_defender, p_draw`` (pick a few
           rows): one group per matchup (``*_lo``/``*_hi`` bars when present).
 
-    The legend (for frames) sits to the right of the axes, never over a bar.
+    The legend (for frames) sits to the right of the axes, never over a bar. Past 20 groups
+    each name is on one line (:data:`~analysis.report.large_rosters.NUMBERED_UNITS`).
     """
     check_ax(ax)
     check_text(title, "title")
@@ -183,7 +217,10 @@ def wdl_bars(data: Any, ax: Axes | None = None, *, title: str | None = None) -> 
             err = np.clip(err, 0, None)
         ax.bar(x + (k - 1) * width, values, width, yerr=err, capsize=2 if err is not None else 0, color=colour,
                label=label)
-    x_tick_labels(ax, x, names, width=18, fontsize=8 if len(names) > 10 else 9)
+    if numbered((len(names), 1)):
+        x_tick_labels(ax, x, names, width=18, fontsize=8 if len(names) > 10 else 9)
+    else:  # many bars: one line a name (two-line names would run into each other), as under a large heatmap
+        ax.set_xticks(x, names, rotation=90, ha="center", va="top", fontsize=NAME_POINTS)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("probability")
     ax.set_ylim(0, 1)
@@ -228,57 +265,6 @@ def damage_distributions(result: Any, ax: Axes | None = None, *, title: str | No
                                      + ("against itself (mirror match)" if mirror else f"vs {result.defender}"), 60))
     top = max([float(np.max(d)) for d in (to_def, to_att) if len(d)], default=0.0)
     legend_above_data(ax, top, fontsize=8)
-    return ax
-
-
-@plain_text_plots
-def rounds_curve(results: Any, ax: Axes | None = None, *, title: str | None = None,
-                 labels: Sequence[str] | None = None) -> Axes:
-    """Time to resolution: P(fight over by round k), cumulative, one curve per result.
-
-    Parameters
-    ----------
-    results : FightResult or sequence of FightResult
-    labels : sequence of str, optional
-        Legend entries (default ``"attacker vs defender"``; a mirror match ``"attacker vs defender (X)"``).
-
-    Notes
-    -----
-    A fight is over when it ends (a side broken, destroyed...) or its rounds run out; with
-    ``rounds="end"`` fights still going at ``max_rounds`` are counted at the cap (draws).
-    Past ten curves the colours come from a 20-colour map (then dashes), so no two
-    curves look alike; the legend sits to the right of the axes.
-    """
-    check_ax(ax)
-    check_text(title, "title")
-    seq = check_results(results, "results", ("attacker", "defender", "rounds_distribution", "mean_rounds"))
-    labels = check_labels(labels, len(seq))
-    ax = _axes(ax)
-    styles = line_styles(len(seq))
-    last = 0
-    for i, r in enumerate(seq):
-        dist = r.rounds_distribution()
-        cdf = np.cumsum(dist)
-        k = np.arange(len(dist))
-        if labels is not None:
-            label = labels[i]
-        elif r.attacker == r.defender:
-            label = f"attacker vs defender ({r.attacker})"
-        else:
-            label = f"{r.attacker} vs {r.defender}"
-        mr, _ = r.mean_rounds
-        ax.step(k, cdf, where="post", label=f"{label} (mean {mr:.2f})", **styles[i])
-        done = np.flatnonzero(cdf < 1 - 1e-9)
-        last = max(last, int(done[-1]) + 1 if len(done) else 0, 1)
-    ax.set_xlabel("rounds fought")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
-    if seq:
-        ax.set_xlim(-0.5, last + 1)  # up to the last round any fight lasted, not the whole cap
-    ax.set_ylabel("P(fight over by this round)")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title or "Rounds to resolution (cumulative)")
-    if seq:
-        legend_outside(ax, fontsize=7)
     return ax
 
 

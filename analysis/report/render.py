@@ -124,5 +124,8 @@ def figure_png(fig: Any, *, dpi: int) -> bytes:
     with plain_text(), glyph_warnings():
         make_plain(fig)
         fig.tight_layout()
+        # laid out: without this, the placeholder engine tight_layout leaves makes savefig draw the figure twice,
+        # once with drawing disabled (its texts laid out all the same); the same pixels, a sixth less time
+        fig.set_layout_engine(None)
         fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()

@@ -42,16 +42,19 @@ def write_matrix(matrix: Any, out_dir: str | Path, *, png: bool = True) -> list[
 
 
 def matrix_png(matrix: Any) -> bytes:
-    """The heatmap of ``p_attacker`` as PNG bytes (drawn by :func:`analysis.report.plots.matrix_heatmap`)."""
+    """The heatmap of ``p_attacker`` as PNG bytes (drawn by :func:`analysis.report.plots.matrix_heatmap`; over 20
+    units without the numbers in its cells, which are in ``matrix.csv``)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
 
+    from .large_rosters import heatmap_size, numbered
     from .plots import matrix_heatmap
 
-    n = max(len(matrix.units), 1)
-    fig = Figure(figsize=(2.0 + 0.75 * n, 1.5 + 0.65 * n))
+    n = max(len(matrix.units), 1)  # over 20 units colours only, a fifth of an inch a cell (.large_rosters)
+    fig = Figure(figsize=(2.0 + 0.75 * n, 1.5 + 0.65 * n) if numbered((n, n)) else
+                 heatmap_size(n, n, max((len(str(u)) for u in matrix.units), default=1)))
     ax = fig.add_subplot()
     from .cell_stats import method_note
 
