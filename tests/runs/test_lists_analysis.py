@@ -239,6 +239,7 @@ def test_lists_and_meta_are_the_same_whatever_the_workers(roster):
     assert a.lists.equals(b.lists) and a.log["best_response"].tolist() == b.log["best_response"].tolist()
 
 
+@pytest.mark.usefixtures("plain_figures")  # files and findings (the lists' own plots are drawn)
 def test_report_lists_adds_the_lists_and_the_meta(roster, tmp_path, capsys):
     out = tmp_path / "rep"
     rc, _, err = run(capsys, "report", "warband", "--roster", str(roster), "--lists", "--half-width", "0.2",

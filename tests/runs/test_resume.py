@@ -189,6 +189,7 @@ def test_cli_rerun_resumes_and_fresh_recomputes(tmp_path, capsys):
     assert not _leftovers(out) and not _leftovers(tmp_path / "s")
 
 
+@pytest.mark.usefixtures("plain_figures")  # the store and the metadata, not the plots
 def test_report_all_resumes_from_its_store(tmp_path):
     first = write_all(tmp_path / "r", rulesets=["mecha"], max_trials=2048)
     again = write_all(tmp_path / "r", rulesets=["mecha"], max_trials=2048)
