@@ -33,3 +33,12 @@ def monte_carlo_cells(monkeypatch):
 
     real = sim.exact.choose_method
     monkeypatch.setattr(sim.exact, "choose_method", lambda *a, **kw: real(*a, **{**kw, "method": "mc"}))
+
+
+@pytest.fixture
+def plain_figures():
+    """A report's plots built but not rasterised (:func:`tests.plain_figures.blank_figures`), for one test."""
+    from tests.plain_figures import blank_figures
+
+    with blank_figures():
+        yield

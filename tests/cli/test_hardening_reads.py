@@ -86,6 +86,7 @@ def test_a_chart_file_that_is_a_device_or_a_fifo_is_refused(tmp_path):
 
 
 @pytest.mark.skipif(not HAS_DEV_ZERO, reason="needs /dev/zero and FIFOs")
+@pytest.mark.usefixtures("plain_figures")  # the report is diff's input: its tables are read, not its plots
 def test_a_saved_matrix_or_report_table_that_is_a_device_or_a_fifo_is_refused(tmp_path):
     one_line_sub(cli("balance", "mecha", "--from-matrix", "/dev/zero"), "/dev/zero", "matrix file")
     folder = tmp_path / "m"

@@ -109,8 +109,10 @@ def test_the_matrix_fights_a_chunk_of_plans_before_it_builds_the_rest(monkeypatc
     from analysis.runs import fielding, streaming
     from analysis.runs.matrix import matchup_matrix
 
-    monkeypatch.setattr(sim.limits, "PLANS_BUDGET", 64 << 20)  # no longer refuses a matrix (~320 MiB of plans)
-    monkeypatch.setattr(sim.limits, "STREAM_PLAN_BYTES", 64 << 20)
+    # four of the roster's squads: 49 plans, ~90 MiB, against limits of 8 MiB (the whole roster built 361 plans,
+    # ~230 MiB, against 64 MiB: the same streaming in 5 s instead of 1.5 s)
+    monkeypatch.setattr(sim.limits, "PLANS_BUDGET", 8 << 20)  # no longer refuses a matrix over it
+    monkeypatch.setattr(sim.limits, "STREAM_PLAN_BYTES", 8 << 20)
     built = _count_builds(monkeypatch, fielding.RunContext, "build")
     at_fights: list[int] = []
     real = streaming.run_jobs
@@ -120,7 +122,7 @@ def test_the_matrix_fights_a_chunk_of_plans_before_it_builds_the_rest(monkeypatc
         return real(rs, root, jobs, **kw)
 
     monkeypatch.setattr(streaming, "run_jobs", spy)
-    m = matchup_matrix("grimdark", max_trials=100, method="mc")
+    m = matchup_matrix("grimdark", units=["Troopers", "Horde mob", "Swarm", "Monster"], max_trials=100, method="mc")
     assert (m.long.trials > 0).any() and len(at_fights) > 1
     assert at_fights[0] < len(built)  # the first chunk is fought before the others are built
 

@@ -21,6 +21,11 @@ import pytest
 from analysis.cli import main
 from analysis.report.diff import COLUMNS, diff_runs, find_runs
 from sim.errors import InputError
+from tests.plain_figures import blank_figures
+
+#: Every check here reads the runs' CSV files (and diff's own diff.png, drawn as ever), never a report's plot:
+#: the reports' plots are built but not rasterised (tests/plain_figures.py), a third of the time of each report.
+pytestmark = pytest.mark.usefixtures("plain_figures")
 
 SEED = 7
 TRIALS = 16_384
@@ -75,7 +80,8 @@ def _report(tmp: Path, name: str, new: bool, seed: int = SEED) -> Path:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("diff")
-    return _report(tmp, "old", new=False), _report(tmp, "new", new=True)
+    with blank_figures():
+        return _report(tmp, "old", new=False), _report(tmp, "new", new=True)
 
 
 def test_unchanged_cells_are_identical_and_changed_cells_are_paired(runs) -> None:
@@ -325,7 +331,8 @@ def squads(tmp_path_factory) -> tuple[Path, Path]:
     for name, roster in (("old", None), ("new", tmp / "new.toml")):
         rep = build_report("grimdark", roster=roster, units=["Assault squad", "Horde mob"], budget="none",
                            max_trials=256, seed=1)
-        rep.write(tmp / name)
+        with blank_figures():
+            rep.write(tmp / name)
         out.append(tmp / name)
     return out[0], out[1]
 

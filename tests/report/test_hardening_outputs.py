@@ -159,6 +159,7 @@ def _formula_cells(folder: Path) -> list[tuple[str, str]]:
     return bad
 
 
+@pytest.mark.usefixtures("plain_figures")  # the CSV files; names in plots: the mathtext test below
 def test_every_csv_the_tool_writes_is_neutralised(tmp_path, capsys):
     roster = hostile_roster(tmp_path)
     for argv, folder in [

@@ -25,6 +25,10 @@ import pytest  # noqa: E402
 
 from analysis.report import tables as rt  # noqa: E402
 from analysis.report.build import build_report  # noqa: E402
+from tests.plain_figures import blank_figures  # noqa: E402
+
+#: The pages' text is checked here, never a plot: the plots are built but not rasterised (tests/plain_figures.py).
+pytestmark = pytest.mark.usefixtures("plain_figures")
 
 ROOT = Path(__file__).resolve().parents[2]
 #: duel at 100 points a side: Sellsword (30) fields 10/3 copies, Duellist (40) 5/2, Knight (60) 5/3.
@@ -45,7 +49,8 @@ def duel_report():
 
 @pytest.fixture(scope="module")
 def duel_html(duel_report):
-    return duel_report.html()
+    with blank_figures():
+        return duel_report.html()
 
 
 def _mixture_by_hand(a: str, d: str) -> dict[tuple[int, int], Fraction]:

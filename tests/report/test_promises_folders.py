@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 MATRIX = ["matrix", "mecha", "--units", "AFS,Nutrocker", "--max-trials", "5000", "--seed", "3", "--quiet"]
 
 
-# sampled cells throughout, as with --method mc (tests/conftest.py)
-pytestmark = pytest.mark.usefixtures("monte_carlo_cells")
+# sampled cells throughout, as with --method mc (tests/conftest.py); the folders and the store are checked here,
+# never a plot: reports are written with their plots built but not rasterised (tests/plain_figures.py)
+pytestmark = pytest.mark.usefixtures("monte_carlo_cells", "plain_figures")
 
 
 def one_error(rc: int, err: str) -> str:

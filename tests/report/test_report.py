@@ -69,6 +69,7 @@ def test_report_files_and_metadata(report, written):
         assert heading in md
 
 
+@pytest.mark.usefixtures("plain_figures")  # compares the CSV and JSON files
 def test_same_seed_gives_identical_csv_files(written, tmp_path):
     again = build_report("mecha", seed=7, options={"second_m_destroys": True}, **SMALL)
     again.write(tmp_path)
@@ -110,6 +111,7 @@ def test_cli_report_one_ruleset(tmp_path, capsys):
     assert "report.html" in capsys.readouterr().out
 
 
+@pytest.mark.usefixtures("plain_figures")  # reads the index, not the plots
 def test_cli_report_all_writes_an_index(tmp_path, monkeypatch):
     import sim
 
@@ -123,6 +125,7 @@ def test_cli_report_all_writes_an_index(tmp_path, monkeypatch):
     assert "[mecha](mecha/report.html)" in (tmp_path / "index.md").read_text()
 
 
+@pytest.mark.usefixtures("plain_figures")  # reads the index, not the plots
 def test_write_all_carries_on_past_a_failing_ruleset(tmp_path):
     result = write_all(tmp_path, rulesets=["nosuch", "mecha"], max_trials=1024)
     assert [r["ruleset"] for r in result["ok"]] == ["mecha"]

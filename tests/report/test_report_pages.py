@@ -115,6 +115,7 @@ def test_tables_have_human_headers_aligned_cells_and_scroll(report, html):
     assert "<td class=\"num\">" in ranks
 
 
+@pytest.mark.usefixtures("plain_figures")  # reads the page's text, not its plots
 def test_rank_ties_show_as_ties():
     # AFS and PKA fight alike: their pooled strengths are equal and they share a rank
     rep = build_report("mecha", units=["AFS", "PKA", "Gustav"], seed=2, **QUICK)
@@ -182,6 +183,7 @@ def test_default_featured_matchups_are_the_most_lopsided_and_most_even_cells(rep
     assert report.metadata()["featured_matchups"] == [list(lopsided), list(even)]
 
 
+@pytest.mark.usefixtures("plain_figures")  # reads the page's text, not its plots
 def test_feature_option_mirror_labels_and_bad_names(tmp_path, capsys):
     out = tmp_path / "r"
     rc = main(["report", "mecha", "--units", ",".join(UNITS), "--max-trials", "1024", "--quiet", "--out", str(out),
@@ -255,6 +257,7 @@ def test_bad_baseline_is_refused_before_any_fight(tmp_path, monkeypatch):
         build_report("mecha", feature="Nobody vs AFS")
 
 
+@pytest.mark.usefixtures("plain_figures")  # reads the page's text, not its plots
 def test_report_all_with_a_baseline(tmp_path):
     first = write_all(tmp_path / "one", rulesets=["mecha"], max_trials=512)
     assert not first["failed"]
@@ -269,6 +272,7 @@ def test_report_all_with_a_baseline(tmp_path):
     assert 'href="mecha/report.html"' in index and "<th" in index
 
 
+@pytest.mark.usefixtures("plain_figures")  # reads the page's text, not its plots
 def test_every_link_of_a_budgeted_report_has_its_anchor():
     """A roster at a budget: the "Balanced table" finding's link lands on its section, in both pages."""
     rep = build_report("duel", units=["Sellsword", "Knight", "Brawler"], seed=3, **QUICK)

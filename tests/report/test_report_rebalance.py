@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+import pytest
 
 from analysis.cli import main
 from analysis.report.build import build_report, write_all
@@ -44,6 +45,7 @@ def test_the_report_shows_the_proposal_that_rebalance_alone_makes(tmp_path):
     assert re.findall(r'name = "([^"]+)"', (tmp_path / "r" / "rebalance" / "rebalanced.toml").read_text()) == UNITS
 
 
+@pytest.mark.usefixtures("plain_figures")  # the section's text and the folders, not the plots
 def test_a_report_without_copies_is_written_and_says_it_cannot_be_rebalanced(tmp_path, capsys):
     """Issue 38, item 7: `report mecha --rebalance` used to fail the whole report (exit 2)."""
     rep = build_report("mecha", units=["AFS", "Nutrocker"], rebalance=True, **QUICK)
@@ -66,11 +68,13 @@ def test_a_report_without_copies_is_written_and_says_it_cannot_be_rebalanced(tmp
     assert "this roster cannot be rebalanced" in (out / "report.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.usefixtures("plain_figures")  # the section's text and the folders, not the plots
 def test_report_all_rebalances_only_the_rulesets_that_field_copies(tmp_path):
     result = write_all(tmp_path / "all", rulesets=["mecha"], rebalance=True, max_trials=512)
     assert not result["failed"] and not (tmp_path / "all" / "mecha" / "rebalance").exists()
 
 
+@pytest.mark.usefixtures("plain_figures")  # the section's text and the folders, not the plots
 def test_a_unit_points_cannot_balance_stays_in_the_proof_and_the_section_says_why(tmp_path):
     # the Titan wins even as one copy at the whole budget: it stays, at the budget, an opponent in the proof
     path = tmp_path / "titan.toml"

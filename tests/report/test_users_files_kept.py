@@ -35,6 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 MATRIX = ["matrix", "mecha", "--units", "AFS,Nutrocker", "--max-trials", "2000", "--seed", "3", "--quiet",
           "--method", "mc"]
 REPORT = ["report", "mecha", "--units", "AFS,Nutrocker,Gustav", "--max-trials", "300", "--seed", "3", "--quiet"]
+#: What is checked here is which files are kept, replaced or refused, never what a plot shows: reports are
+#: written with their plots built but not rasterised (tests/plain_figures.py).
+pytestmark = pytest.mark.usefixtures("plain_figures")
 
 
 def one_error(rc: int, err: str) -> str:

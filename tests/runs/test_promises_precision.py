@@ -21,8 +21,9 @@ from tests.runs.test_runner import _same
 DUEL = ["Sellsword", "Duellist", "Knight"]
 
 
-# sampled cells throughout, as with --method mc (tests/conftest.py)
-pytestmark = pytest.mark.usefixtures("monte_carlo_cells")
+# sampled cells throughout, as with --method mc (tests/conftest.py); the notes and the cells are checked here,
+# never a plot: reports are written with their plots built but not rasterised (tests/plain_figures.py)
+pytestmark = pytest.mark.usefixtures("monte_carlo_cells", "plain_figures")
 
 
 def _notes(err: str) -> list[str]:

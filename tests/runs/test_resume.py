@@ -189,6 +189,7 @@ def test_cli_rerun_resumes_and_fresh_recomputes(tmp_path, capsys):
     assert not _leftovers(out) and not _leftovers(tmp_path / "s")
 
 
+@pytest.mark.usefixtures("plain_figures")  # the store and the metadata, not the plots
 def test_report_all_resumes_from_its_store(tmp_path):
     first = write_all(tmp_path / "r", rulesets=["mecha"], max_trials=2048)
     again = write_all(tmp_path / "r", rulesets=["mecha"], max_trials=2048)
@@ -219,6 +220,12 @@ def _stored(out: Path) -> int:
         return 0
 
 
+# three interpreters fight a warband matrix (6 s alone, up to 24 s in a busy suite): in the slow step (.ci/run).
+# The default run has its parts: test_a_killed_run_leaves_no_local_workers (a SIGKILL leaves no worker),
+# test_cli_rerun_resumes_and_fresh_recomputes and test_rerun_reuses_cells_and_a_changed_unit_recomputes_only_its_cells
+# (a rerun takes the stored cells and writes the uninterrupted run's files), and test_users_files_kept's
+# test_killed_at_every_step_then_rerun_gives_the_output_and_keeps_the_users_files (a kill leaves nothing half-written)
+@pytest.mark.slow
 def test_sigkill_mid_matrix_then_rerun_gives_the_uninterrupted_files(tmp_path):
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "analysis", *MATRIX, "--workers", "2", "--out", str(out)],

@@ -67,19 +67,33 @@ def test_compare_rows_cover_95_percent():
     _check(*_coverage(overall))
 
 
+def _sweep_rows(runs: list[tuple[float, float]]) -> pd.DataFrame:
+    """A sweep() result with one opponent per run: its value 3 (the base) and 5 (the variant, ``(diff, se)``)."""
+    n = len(runs)
+    diff, se = np.array(runs, dtype=float).T
+    return pd.DataFrame({"opponent": np.repeat([f"X{k}" for k in range(n)], 2), "value": np.tile([3, 5], n),
+                         "trials": BATCH * BATCHES, "p_win_change": np.column_stack([np.zeros(n), diff]).ravel(),
+                         "p_win_change_se": np.column_stack([np.zeros(n), se]).ravel(),
+                         "p_win_change_df": np.tile([np.inf, BATCHES - 1], n)})
+
+
 def test_marginal_value_covers_95_percent():
     rng = np.random.default_rng(7)
-    rows = []
+    runs = []
     for _ in range(REPS):
         base, variant = _batches(rng)
         diff, se, _, _ = paired_difference(base, variant, [BATCH] * BATCHES)
-        frame = pd.DataFrame({"opponent": ["X", "X"], "value": [3, 5], "trials": [BATCH * BATCHES] * 2,
-                              "p_win_change": [0.0, diff], "p_win_change_se": [0.0, se],
-                              "p_win_change_df": [np.inf, BATCHES - 1]})
-        mv = marginal_value(frame).iloc[0]
-        # slope per point over a span of 2, in percentage points: scale back to the difference
-        rows.append((2 * mv["win_points_per_point"] / 100, 2 * mv["se"] / 100, 2 * mv["lo"] / 100,
-                     2 * mv["hi"] / 100))
+        runs.append((diff, se))
+    # one call, one opponent per run: marginal_value computes each opponent's row on its own rows alone (3,000
+    # calls of one opponent each took 6 s); the first runs, one call each, give the same rows to the bit
+    mv = marginal_value(_sweep_rows(runs)).set_index("opponent")
+    cols = ["win_points_per_point", "se", "df", "lo", "hi"]
+    for k in range(25):
+        alone = marginal_value(_sweep_rows([runs[k]]).assign(opponent="X")).iloc[0]
+        assert alone[cols].tolist() == mv.loc[f"X{k}", cols].tolist(), k
+    # slope per point over a span of 2, in percentage points: scale back to the difference
+    rows = [(2 * mv.loc[f"X{k}", "win_points_per_point"] / 100, 2 * mv.loc[f"X{k}", "se"] / 100,
+             2 * mv.loc[f"X{k}", "lo"] / 100, 2 * mv.loc[f"X{k}", "hi"] / 100) for k in range(REPS)]
     _check(*_coverage(rows))
 
 
