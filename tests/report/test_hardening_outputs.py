@@ -199,6 +199,7 @@ def test_markdown_escapes_html_and_links():
     assert md_cell("[a](javascript:1)|b\nc") == "\\[a\\](javascript:1)\\|b c"
 
 
+@pytest.mark.usefixtures("plain_figures")  # the Markdown and the HTML text; plots: the mathtext test
 def test_summary_md_escapes_names_and_description(tmp_path, capsys):
     roster = tmp_path / "r.toml"
     roster.write_text('ruleset = "mecha"\ndescription = "<img src=x onerror=alert(1)>"\n'

@@ -15,8 +15,14 @@ QUICK = {"max_trials": 2_048, "half_width": 0.05}
 UNITS = ["Sellsword", "Knight", "Brawler"]
 
 
-def test_the_report_shows_the_proposal_that_rebalance_alone_makes(tmp_path):
-    rep = build_report("duel", units=UNITS, seed=5, rebalance=True, **QUICK)
+@pytest.fixture(scope="module")
+def rebalanced():
+    """``report duel --rebalance`` of three units: its proposal, proof and robustness (5 s: built once)."""
+    return build_report("duel", units=UNITS, seed=5, rebalance=True, **QUICK)
+
+
+def test_the_report_shows_the_proposal_that_rebalance_alone_makes(rebalanced, tmp_path):
+    rep = rebalanced
     assert rep.rebalance is not None and rep.settings["rebalance"] is True
     # the table in the report is the one `meleelab rebalance` makes at the same settings and seed
     alone = rebalance("duel", rep.rebalance.roster, seed=5, **QUICK)
@@ -43,6 +49,20 @@ def test_the_report_shows_the_proposal_that_rebalance_alone_makes(tmp_path):
     assert changes["new_points"].to_dict() == alone.prices
     # the units of the report, alone: the written roster holds those three
     assert re.findall(r'name = "([^"]+)"', (tmp_path / "r" / "rebalance" / "rebalanced.toml").read_text()) == UNITS
+
+
+def test_robustness_scores_both_tables_at_three_budgets_and_three_seeds(rebalanced):
+    """The report's proof comes with :func:`analysis.runs.robustness.robustness` (``report --rebalance`` always
+    scores it): both tables at 0.5x, 1x and 2x the budget, three seeds each."""
+    rob = rebalanced.rebalance.robustness
+    assert {"unit", "budget", "seed", "score"} <= set(rob.columns)
+    assert set(rob["budget"]) == {60.0, 120.0, 240.0} and rob["seed"].nunique() == 3
+    assert len(rob) == 2 * 3 * 3 * len(UNITS)  # two tables, three budgets, three seeds, every unit
+    one = rob[(rob["table"] == "proposed") & (rob["budget"] == 120.0)]
+    assert one["score"].notna().all()
+    # each seed's scores are a roster's: they average 50% over the units fielded (zero-sum)
+    for _, part in rob.dropna(subset=["score"]).groupby(["table", "budget", "seed"]):
+        assert part["score"].mean() == pytest.approx(0.5, abs=1e-9)
 
 
 @pytest.mark.usefixtures("plain_figures")  # the section's text and the folders, not the plots

@@ -140,6 +140,9 @@ def test_the_proof_seed_comes_from_the_seed_and_the_table():
     assert 0 <= a < 2 ** 63 and a != 2026
 
 
+# a rebalance with robustness of its own (6 s): in the slow step (.ci/run); the default run checks the same table
+# on the one report --rebalance computes anyway (tests/report/test_report_rebalance.py, same assertions)
+@pytest.mark.slow
 def test_robustness_scores_both_tables_at_three_budgets_and_three_seeds(tmp_path):
     from analysis.runs.rebalance import rebalance
 
