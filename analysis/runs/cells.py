@@ -38,7 +38,7 @@ from .remote_cells import Remote
 from .streaming import stream_cells
 from .streams import whole_stream
 
-__all__ = ["WholeCell", "CellBank", "Cell", "mixed_cells"]
+__all__ = ["WholeCell", "CellBank", "Cell", "mixed_cells", "pair_mixtures", "mixed_numbers"]
 
 
 def _label(c: "WholeCell") -> str:
@@ -241,6 +241,30 @@ class CellBank:
                     self._twin(c, self._answered[key])
         return len(done)
 
+    def race(self, cells: Iterable[WholeCell], score_variance: float, progress: Any = None) -> int:
+        """Fight ``cells`` on until each side's cell-score variance is at most ``score_variance`` (tighter than
+        the bank's), and answer them, and every cell of the same fight, with that; return the fights run.
+
+        A cell continues on its own stream: its first steps are those it was fought with, so the
+        answer is the one a run fought to the tighter bound from the start would give
+        (:mod:`analysis.runs.racing`). Exact cells have no noise and are left as they are.
+        """
+        tighter = CellBank(dataclasses.replace(self.context, score_variance=float(score_variance)),
+                           units=self.units, stream_names=self.stream_names)
+        tighter._profiles, tighter._representatives = self._profiles, self._representatives
+        tighter._unpriced_units = self._unpriced_units
+        wanted = [c for c in dict.fromkeys(cells) if c in self.tallies]
+        tighter.fight(wanted, progress)
+        for c in wanted:
+            if c in tighter.exact:  # a tighter bound can make the chain the cheaper answer
+                self.exact[c] = tighter.exact[c]
+                del self.tallies[c]
+            elif c in tighter.tallies:
+                self.tallies[c] = tighter.tallies[c]
+            self._part_rows.pop(c, None)
+        self.from_store += tighter.from_store
+        return tighter.fought
+
     def _twin(self, c: WholeCell, same: WholeCell) -> None:
         """Give ``c`` the answer of ``same``, the same fight (with its own matchup: its units' names); a twin
         of a cell taken from the results store counts as taken from it too."""
@@ -346,10 +370,26 @@ def mixed_cells(bank: CellBank, names: list[str], copies: Mapping[str, float], p
 
     Returns the cells that could be fought and, for the others, why not.
     """
-    mixes = {(a, d): [(ka, kd, wa * wd) for ka, wa in copy_mixture(copies[a]) for kd, wd in copy_mixture(copies[d])]
-             for a in names for d in names}
+    mixes = pair_mixtures(names, copies)
     whole = list(dict.fromkeys(WholeCell(a, ka, d, kd) for (a, d), mix in mixes.items() for ka, kd, _ in mix))
     bank.fight(whole, progress)  # streamed; a rerun builds no plan for the cells a killed run finished
+    return mixed_numbers(bank, mixes)
+
+
+def pair_mixtures(names: Iterable[str], copies: Mapping[str, float], pairs: Iterable[tuple[str, str]] | None = None
+                  ) -> dict[tuple[str, str], list[tuple[int, int, float]]]:
+    """Each pair's whole-copy cells and weights, ``(attacker copies, defender copies, weight)`` (every pair of
+    ``names`` unless ``pairs`` are given)."""
+    names = list(names)
+    wanted = pairs if pairs is not None else ((a, d) for a in names for d in names)
+    return {(a, d): [(ka, kd, wa * wd) for ka, wa in copy_mixture(copies[a]) for kd, wd in copy_mixture(copies[d])]
+            for a, d in wanted}
+
+
+def mixed_numbers(bank: CellBank, mixes: Mapping[tuple[str, str], list[tuple[int, int, float]]]
+                  ) -> tuple[dict[tuple[str, str], Cell], dict[tuple[str, str], str]]:
+    """The cells of ``mixes`` (:func:`pair_mixtures`) from the bank's whole-copy cells, answered already, and
+    why each pair that could not be fought was not."""
     cells, notes = {}, {}
     for (a, d), mix in mixes.items():
         parts = [(WholeCell(a, ka, d, kd), w) for ka, kd, w in mix]

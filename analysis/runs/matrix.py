@@ -49,12 +49,14 @@ from sim.ruleset import Rounds, Ruleset
 from sim.rulesets import get_ruleset
 
 from ..stats.estimates import row_trials
+from ..stats.expected import DEFAULT_TOLERANCE
 from .allocation import check_score_half_width, targeted
 from .cells import CellBank, mixed_cells
 from .fielding import (RunContext, budget_in_force, check_fielding, check_run_arguments, fielded_copies, profile_key,
                        unfieldable)
 from .jobs import CellJob, JobResult, ProgressCallback, run_jobs
 from .pairs import fixed_cells
+from .racing import race, starting_variance
 from .settings import RunSettings, check_method, run_settings
 from .streams import cell_stream
 
@@ -265,6 +267,7 @@ def matchup_matrix(
     fielding: str | None = None,
     method: str = "auto",
     score_half_width: float | None = None,
+    race_tolerance: float | None = DEFAULT_TOLERANCE,
 ) -> MatchupMatrix:
     """Run every unit as attacker against every unit as defender (mirror matches included).
 
@@ -326,6 +329,10 @@ def matchup_matrix(
         met; a roster of more than :data:`~analysis.runs.allocation.CELL_PRECISION_UNITS` units no longer
         fights each cell to ``half_width``. None (default): every cell to ``half_width`` alone. Ignored
         with fixed trials (``half_width=None``).
+    race_tolerance : float or None
+        With a score target under expected fielding, the units whose score interval holds a verdict bound
+        (``50% +- race_tolerance``, default 2 pp) have their cells fought on (:mod:`analysis.runs.racing`,
+        recorded in ``settings["score_target"]["racing"]``); None: no racing.
 
     Returns
     -------
@@ -374,6 +381,10 @@ def matchup_matrix(
     copies = fielded_copies(rs, ros, names, in_force, fielding)
     if score_half_width is not None:
         check_score_half_width(score_half_width, "score_half_width")
+    if race_tolerance is not None and (isinstance(race_tolerance, bool) or not isinstance(race_tolerance, (int, float))
+                                       or not 0 < race_tolerance <= 0.25):
+        raise InputError(f"race_tolerance: got {shown(race_tolerance)}, expected a score tolerance in (0, 0.25] "
+                         "(0.02 = 2 pp) or None")
     root = root_sequence(seed)
     context = RunContext(rs.id, ros, root, rounds, int(max_rounds), dict(states or {}), dict(overrides or {}),
                          dict(options or {}), half_width, int(max_trials), workers, from_text, in_force,
@@ -394,6 +405,12 @@ def matchup_matrix(
     kept = [u for u in names if u not in excluded]
     if not kept:
         raise InputError(f"{ros.source}: no pair of these units can fight ({next(iter(notes.values()))})")
+    profiles = {u: profile_key(rs, ros.unit(u)) for u in kept}
+    raced = None
+    if bank is not None and target is not None and target.cell_variance is not None and race_tolerance is not None:
+        twins = {u: f"{profiles[u]}x{round(float(copies[u]), 9):g}" for u in kept}  # as MatchupMatrix.twins
+        start = starting_variance(target.cell_variance, context.half_width)
+        cells, raced = race(bank, kept, copies, twins, cells, start, float(race_tolerance), progress)
 
     some = next(iter(cells.values()), None)
     settings = {
@@ -407,7 +424,10 @@ def matchup_matrix(
         "method": method,
         # what each cell was fought to: the cell half-width, unless a large roster's score target replaced it
         "cell_half_width": context.half_width,
-        **({"score_target": {**target.settings(), "text": target.describe()}} if target is not None else {}),
+        **({"score_target": {**target.settings(), "text": target.describe() + (f"; {raced.describe()}" if raced
+                                                                               else ""),
+                             **({"racing": raced.settings()} if raced is not None else {})}}
+           if target is not None else {}),
     }
     seed_out = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
     if context.step_trials != SUB_BLOCK_TRIALS and context.score_variance is not None:
@@ -443,6 +463,5 @@ def matchup_matrix(
         for c in ("attacker_copies", "defender_copies"):
             long[c] = long[c].astype(np.int64)
     long["note"] = long["note"].fillna("")
-    profiles = {u: profile_key(rs, ros.unit(u)) for u in kept}
     return MatchupMatrix(rs.id, kept, long, results, settings, prov, {**left_out, **excluded}, in_force,
                          {u: copies[u] for u in kept}, profiles, context, resumed, fielding, bank)

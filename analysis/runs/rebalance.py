@@ -362,7 +362,7 @@ def rebalance(
     run = dict(half_width=half_width, max_trials=max_trials, rounds=rounds, max_rounds=max_rounds, states=states,
                overrides=overrides, options=options, workers=workers, from_text=from_text, executor=executor,
                store=store, rules_defaults=rules_defaults, budget=in_force, fielding="expected", method=method,
-               score_half_width=score_half_width)
+               score_half_width=score_half_width, race_tolerance=tolerance)
     before = matchup_matrix(rs, ros, seed=int(seed), **run)
     if before.excluded:
         u, why = next(iter(before.excluded.items()))
