@@ -233,3 +233,16 @@ def test_docs_say_what_the_loader_accepts(tmp_path):
         text = (ROOT / "sim" / "rosters" / f"{rid}.toml").read_text(encoding="utf-8")
         budget_line = next(line for line in text.splitlines() if line.startswith("budget"))
         assert "floor(" not in budget_line and "on average" in budget_line, rid
+
+
+def test_the_settings_say_what_racing_did(duel_report, duel_html):
+    """Racing (analysis.runs.racing) is said where the score target is: the settings table, summary.md and
+    metadata.json's settings.matrix.score_target.racing."""
+    from analysis.report.markdown import summary
+
+    target = duel_report.matrix.settings["score_target"]
+    racing = target["racing"]
+    assert {"tolerance", "rounds", "cells", "in_doubt"} <= set(racing) and racing["tolerance"] == 0.02
+    sentence = target["text"][target["text"].index("racing:"):]
+    assert sentence in _text(duel_html).replace("\n", " ") or sentence.split(" (")[0] in _text(duel_html)
+    assert "racing:" in summary(duel_report)
