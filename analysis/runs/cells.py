@@ -243,7 +243,8 @@ class CellBank:
 
     def race(self, cells: Iterable[WholeCell], score_variance: float, progress: Any = None) -> int:
         """Fight ``cells`` on until each side's cell-score variance is at most ``score_variance`` (tighter than
-        the bank's), and answer them, and every cell of the same fight, with that; return the fights run.
+        the bank's), and answer them with that; return how many were answered anew (fought, taken from the
+        results store, or given the answer of the same fight among them).
 
         A cell continues on its own stream: its first steps are those it was fought with, so the
         answer is the one a run fought to the tighter bound from the start would give

@@ -56,7 +56,8 @@ class Race:
     cell_variance : tuple of float
         The cells' score-variance bound of each round.
     cells : int
-        Whole-copy cells fought on (twins' cells counted once).
+        Whole-copy cells answered anew (:meth:`~analysis.runs.cells.CellBank.race`: a twin's cell, the same
+        fight, counts too).
     in_doubt : tuple of str
         Units whose interval still holds a bound after the last round.
     """
