@@ -24,10 +24,19 @@ SIX = ["Sellsword", "Duellist", "Knight", "Reaver", "Ogre", "Militia"]
 RUN = dict(seed=5, score_half_width=0.02, max_trials=1 << 18, units=SIX)
 
 
-@pytest.fixture
-def scores_alone(monkeypatch):
-    """Cells fought for the scores alone, as a large roster's are (the shipped rosters keep their cells)."""
-    monkeypatch.setattr(allocation, "CELL_PRECISION_UNITS", 1)
+@pytest.fixture(scope="module")
+def matrices():
+    """The six units fought for their scores alone (as a large roster's cells are; the shipped rosters keep
+    their cells), without racing and with a verdict bound at one unit's own score: that unit is in doubt
+    whatever its interval. Shared by the tests below (each matrix costs seconds)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(allocation, "CELL_PRECISION_UNITS", 1)
+        calm = matchup_matrix("duel", race_tolerance=None, **RUN)
+        scores = matrix_scores(calm).set_index("unit")["score"]
+        unit = max(SIX, key=lambda u: abs(scores[u] - 0.5))
+        tolerance = abs(float(scores[unit]) - 0.5)
+        raced = matchup_matrix("duel", race_tolerance=tolerance, **RUN)
+    return calm, raced, unit, tolerance
 
 
 def _half_widths(m) -> pd.Series:
@@ -50,14 +59,9 @@ def test_racing_starts_below_what_the_cells_already_have():
     assert starting_variance(1e-5, 0.01) == 1e-5
 
 
-def test_the_units_in_doubt_are_raced_and_their_intervals_halve(scores_alone):
-    calm = matchup_matrix("duel", race_tolerance=None, **RUN)
+def test_the_units_in_doubt_are_raced_and_their_intervals_halve(matrices):
+    calm, raced, unit, tolerance = matrices
     assert "racing" not in calm.settings["score_target"]
-    scores = matrix_scores(calm).set_index("unit")["score"]
-    # a bound at one unit's own score: that unit is in doubt whatever its interval
-    unit = max(SIX, key=lambda u: abs(scores[u] - 0.5))
-    tolerance = abs(float(scores[unit]) - 0.5)
-    raced = matchup_matrix("duel", race_tolerance=tolerance, **RUN)
     racing = raced.settings["score_target"]["racing"]
     assert unit in racing["rounds"][0] and racing["cells"] > 0
     assert racing["tolerance"] == tolerance and "racing:" in raced.settings["score_target"]["text"]
@@ -78,11 +82,9 @@ def test_the_units_in_doubt_are_raced_and_their_intervals_halve(scores_alone):
     assert (both.loc[untouched, "p_attacker_calm"] == both.loc[untouched, "p_attacker_raced"]).all()
 
 
-def test_racing_is_bit_identical_over_workers_and_chunks(scores_alone, monkeypatch):
-    calm = matchup_matrix("duel", race_tolerance=None, **RUN)
-    scores = matrix_scores(calm).set_index("unit")["score"]
-    tolerance = abs(float(scores["Knight"]) - 0.5)
-    one = matchup_matrix("duel", workers=1, race_tolerance=tolerance, **RUN)
+def test_racing_is_bit_identical_over_workers_and_chunks(matrices, monkeypatch):
+    _, one, _, tolerance = matrices
+    monkeypatch.setattr(allocation, "CELL_PRECISION_UNITS", 1)
     monkeypatch.setattr(streaming, "STREAM_MAX_CELLS", 5)  # many chunks, on two workers
     two = matchup_matrix("duel", workers=2, race_tolerance=tolerance, **RUN)
     assert one.settings["score_target"]["racing"] == two.settings["score_target"]["racing"]
