@@ -36,7 +36,7 @@ from ..stats.estimates import exact_row, mix_rows, tally_row
 from .fielding import RunContext, copy_mixture, profile_key, twin_representatives
 from .remote_cells import Remote
 from .streaming import stream_cells
-from .streams import race_tag, whole_stream
+from .streams import whole_stream
 
 __all__ = ["WholeCell", "CellBank", "Cell", "mixed_cells", "pair_mixtures", "mixed_numbers"]
 
@@ -124,10 +124,6 @@ class CellBank:
     _unpriced_units: dict[str, Any] = field(default_factory=dict, repr=False)
     #: What a score reads of each answered cell (:meth:`_parts`).
     _part_rows: dict[WholeCell, tuple[float, float, float, float]] = field(default_factory=dict, repr=False)
-    #: Appended to every cell's stream address (a round of racing fights on streams of its own).
-    stream_tag: tuple[int, ...] = ()
-    #: Cells answered by a round of racing (:meth:`race`) -> the stream their answer was fought on.
-    raced_streams: dict[WholeCell, tuple[int, ...]] = field(default_factory=dict, repr=False)
 
     def unit(self, label: str) -> Any:
         return self.units[label] if label in self.units else self.context.roster.unit(label)
@@ -145,12 +141,7 @@ class CellBank:
             self._representatives = twin_representatives(self.context.rs, self.context.roster)
         reps, names = self._representatives, self.stream_names
         a, d = names.get(cell.attacker, cell.attacker), names.get(cell.defender, cell.defender)
-        return whole_stream(reps.get(a, a), cell.attacker_copies, reps.get(d, d), cell.defender_copies) \
-            + self.stream_tag
-
-    def answer_stream(self, cell: WholeCell) -> tuple[int, ...]:
-        """The stream the cell's answer was fought on: :meth:`stream`, or a round of racing's."""
-        return self.raced_streams.get(cell) or self.stream(cell)
+        return whole_stream(reps.get(a, a), cell.attacker_copies, reps.get(d, d), cell.defender_copies)
 
     def fight_key(self, cell: WholeCell) -> tuple:
         """What ``cell`` fights: two cells with the same key are the same fight (the same numbers)."""
@@ -250,21 +241,17 @@ class CellBank:
                     self._twin(c, self._answered[key])
         return len(done)
 
-    def race(self, cells: Iterable[WholeCell], score_variance: float, round_: int, progress: Any = None) -> int:
-        """Fight ``cells`` again, on streams of their own, until each side's cell-score variance is at most
-        ``score_variance`` (tighter than the bank's), and answer them with those fights alone; return how many
-        were answered anew (fought, taken from the results store, or given the answer of the same fight among
-        them).
+    def race(self, cells: Iterable[WholeCell], score_variance: float, progress: Any = None) -> int:
+        """Fight ``cells`` on until each side's cell-score variance is at most ``score_variance`` (tighter than
+        the bank's), and answer them with that; return how many were answered anew (fought, taken from the
+        results store, or given the answer of the same fight among them).
 
-        Round ``round_`` of racing (:mod:`analysis.runs.racing`) appends
-        :func:`~analysis.runs.streams.race_tag` to each cell's stream: the fights that
-        put a unit in doubt are not reused, so its new interval is independent of the
-        choice and covers as a 95% interval should. Exact cells have no noise and are
-        left as they are.
+        A cell continues on its own stream: its first steps are those it was fought with, so the
+        answer is the one a run fought to the tighter bound from the start would give
+        (:mod:`analysis.runs.racing`). Exact cells have no noise and are left as they are.
         """
         tighter = CellBank(dataclasses.replace(self.context, score_variance=float(score_variance)),
-                           units=self.units, stream_names=self.stream_names,
-                           stream_tag=self.stream_tag + race_tag(round_))
+                           units=self.units, stream_names=self.stream_names)
         tighter._profiles, tighter._representatives = self._profiles, self._representatives
         tighter._unpriced_units = self._unpriced_units
         wanted = [c for c in dict.fromkeys(cells) if c in self.tallies]
@@ -275,9 +262,6 @@ class CellBank:
                 del self.tallies[c]
             elif c in tighter.tallies:
                 self.tallies[c] = tighter.tallies[c]
-            else:
-                continue
-            self.raced_streams[c] = tighter.stream(c)
             self._part_rows.pop(c, None)
         self.from_store += tighter.from_store
         return tighter.fought
@@ -420,5 +404,5 @@ def mixed_numbers(bank: CellBank, mixes: Mapping[tuple[str, str], list[tuple[int
         main = max(parts, key=lambda cw: (cw[1], -cw[0].attacker_copies, -cw[0].defender_copies))[0]
         cells[(a, d)] = Cell(numbers, bank.tallies.get(main), bank.matchups[main],
                              (main.attacker_copies, main.defender_copies),
-                             bank.answer_stream(main), bank.exact.get(main))
+                             bank.stream(main), bank.exact.get(main))
     return cells, notes

@@ -434,9 +434,6 @@ def matchup_matrix(
         stream_text += ", sub-block tag, step fights, step)"
     else:
         stream_text += ", sub-block tag, sub-block)" if half_width is not None else ")"
-    if raced is not None and raced.rounds:
-        stream_text += ("; a cell fought again in round r of racing inserts blake2b-128('racing'), r after the "
-                        "defender copies")
     prov = _provenance(root, ruleset=rs.id, spec=rs.spec, seed=seed_out, stream=stream_text)
     rows, results = [], {}
     for a in kept:

@@ -11,20 +11,15 @@ racing or successive halving: each round
 1. scores every unit from the matrix's cells (:func:`analysis.stats.expected.unit_scores`,
    the one score of every table);
 2. takes the units whose interval holds ``50% - tolerance`` or ``50% + tolerance``;
-3. fights their cells (both roles, against every opponent, at the matrix's copies) again
+3. fights their cells (both roles, against every opponent, at the matrix's copies) on
    until each cell's score variance is a :data:`RACE_FACTOR`-th of the bound before,
    which halves those units' half-widths.
 
 After :data:`RACE_ROUNDS` rounds, or once no unit is in doubt, it stops; the units
-still in doubt are named. A round fights its cells afresh on streams of its own
-(the cell's address and ``(key("racing"), round)``,
-:meth:`analysis.runs.cells.CellBank.race`) and answers them with those fights
-alone: the fights that put a unit in doubt chose it, so counting them again would
-bias its new interval (a unit whose score sits on a bound would be covered less
-than 95% of the time: 91% measured on 30 units when the cells were continued).
-The rounds, and every number, are the same for any worker count, order or
-scheduler, and a rerun takes the raced cells from the results store like any
-other.
+still in doubt are named. A cell fought on continues its own stream
+(:meth:`analysis.runs.cells.CellBank.race`), so the rounds, and every number, are
+the same for any worker count, order or scheduler, and a rerun takes the raced
+cells from the results store like any other.
 """
 
 from __future__ import annotations
@@ -161,7 +156,7 @@ def race(bank: CellBank, names: Sequence[str], copies: Mapping[str, float], twin
         pairs = list(dict.fromkeys(p for u in doubt for o in names for p in ((u, o), (o, u))))
         mixes = pair_mixtures(names, copies, pairs)
         whole = [WholeCell(a, ka, d, kd) for (a, d), mix in mixes.items() for ka, kd, _ in mix]
-        fought += bank.race(whole, variance, len(done) + 1, progress)
+        fought += bank.race(whole, variance, progress)
         redone, _ = mixed_numbers(bank, mixes)
         cells = {**cells, **redone}
         done.append(tuple(doubt))

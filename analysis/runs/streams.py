@@ -4,8 +4,7 @@ Block ``b`` of a cell draws from ``sim.rng.block_rng(root, *address, b)``. A
 matrix cell's address is ``(key(attacker), key(defender))`` (:func:`cell_stream`),
 so a cell's numbers depend neither on the roster order, nor on the other cells,
 nor on the worker count. A whole-copy cell (expected fielding,
-:mod:`analysis.runs.cells`) adds its copies: ``(..., key("whole copies"), ka, kd)``; fought again in round ``r`` of racing
-(:mod:`analysis.runs.racing`) it adds ``(key("racing"), r)``.
+:mod:`analysis.runs.cells`) adds its copies: ``(..., key("whole copies"), ka, kd)``.
 """
 
 from __future__ import annotations
@@ -15,12 +14,10 @@ from typing import Any
 
 from sim.rng import stable_key
 
-__all__ = ["cell_stream", "whole_stream", "race_tag", "WHOLE_TAG", "RACE_TAG"]
+__all__ = ["cell_stream", "whole_stream", "WHOLE_TAG"]
 
 #: Stream tag of whole-copy cells (their copies follow it in the stream address).
 WHOLE_TAG = stable_key("whole copies")
-#: Stream tag of a cell fought again in a round of racing (:mod:`analysis.runs.racing`); the round follows it.
-RACE_TAG = stable_key("racing")
 
 
 def cell_stream(attacker: str, defender: str) -> tuple[int, int]:
@@ -38,9 +35,3 @@ def whole_stream(attacker: str, attacker_copies: int, defender: str, defender_co
     names = stream_names or {}
     a, d = names.get(attacker, attacker), names.get(defender, defender)
     return cell_stream(a, d) + (WHOLE_TAG, int(attacker_copies), int(defender_copies))
-
-
-def race_tag(round_: int) -> tuple[int, int]:
-    """What round ``round_`` (1, 2, ...) of racing appends to a cell's stream address: fresh fights, independent
-    of those that put the unit in doubt."""
-    return RACE_TAG, int(round_)
