@@ -47,10 +47,13 @@ def _half_widths(m) -> pd.Series:
 def test_in_doubt_is_an_interval_holding_a_bound():
     scores = pd.DataFrame({"unit": ["a", "b", "c", "d", "e"],
                            "score_lo": [0.47, 0.475, 0.515, 0.49, 0.40],
-                           "score_hi": [0.489, 0.479, 0.525, 0.51, 0.47]})
+                           "score_hi": [0.489, 0.479, 0.525, 0.51, 0.44]})
+    scores["score"] = (scores["score_lo"] + scores["score_hi"]) / 2
     # a holds 48%, c holds 52%; b is wholly below 48%, d wholly inside the band, e far below
     assert in_doubt(scores, 0.02) == ["a", "c"]
     assert in_doubt(scores, 0.01) == ["d"]  # 49% and 51%
+    # widened 1.5 times about its score (0.477 +- 0.003), b's interval reaches 48% too
+    assert in_doubt(scores, 0.02, 1.5) == ["a", "b", "c"]
 
 
 def test_racing_starts_below_what_the_cells_already_have():
@@ -117,6 +120,7 @@ def test_a_cell_fought_on_is_the_cell_fought_to_the_tighter_bound_from_the_start
 def test_the_sentence_names_what_racing_did():
     quiet = Race(0.02, (), (), 0, ())
     assert "no cell was fought on" in quiet.describe() and "48% or 52%" in quiet.describe()
+    assert "within 1.5 half-widths" in quiet.describe()
     busy = Race(0.02, (("Knight", "Ogre"), ("Knight",)), (1e-4, 2.5e-5), 120, ("Knight",))
     text = busy.describe()
     assert "2 unit(s)" in text and "2 round(s)" in text and "120 cells" in text and "still in doubt: Knight" in text
