@@ -29,17 +29,23 @@ def score_target_settings(rep: Any) -> dict[str, Any] | None:
 
 
 def cell_rule(rep: Any) -> str:
-    """One sentence: what each cell of the heatmap was fought to."""
+    """One sentence: what each cell of the heatmap was fought to (and which cells racing fought on)."""
     target = score_target_settings(rep)
     hw = cell_half_width(rep)
     if target is None:
         return "Each cell ran until its Wilson 95% half-width reached the target or the trial cap."
     if hw is None:
-        return (f"Each cell ran until its score was within ±{100 * target['cell_score_half_width']:.2g} pp, its "
+        rule = (f"Each cell ran until its score was within ±{100 * target['cell_score_half_width']:.2g} pp, its "
                 f"share of every unit's score target (±{100 * target['score_half_width']:.2g} pp), or the trial "
                 "cap: a lopsided cell stops early, and each cell's own interval is as wide as its fights make it.")
-    return ("Each cell ran until its Wilson 95% half-width reached the target and its score its share of every "
-            f"unit's score target (±{100 * target['score_half_width']:.2g} pp), or the trial cap.")
+    else:
+        rule = ("Each cell ran until its Wilson 95% half-width reached the target and its score its share of every "
+                f"unit's score target (±{100 * target['score_half_width']:.2g} pp), or the trial cap.")
+    raced = sorted({u for r in (target.get("racing") or {}).get("rounds", []) for u in r})
+    if raced:
+        named = ", ".join(raced[:6]) + (f" and {len(raced) - 6} more" if len(raced) > 6 else "")
+        rule += (f" The cells of {named} (near a verdict bound) were fought further by racing; see the settings.")
+    return rule
 
 
 def score_shortfall(rep: Any) -> list[tuple[str, float]]:

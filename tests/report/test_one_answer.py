@@ -246,3 +246,17 @@ def test_the_settings_say_what_racing_did(duel_report, duel_html):
     sentence = target["text"][target["text"].index("racing:"):]
     assert sentence in _text(duel_html).replace("\n", " ") or sentence.split(" (")[0] in _text(duel_html)
     assert "racing:" in summary(duel_report)
+
+
+def test_the_heatmap_caption_names_the_cells_racing_fought_further():
+    from types import SimpleNamespace
+
+    from analysis.report.score_target import cell_rule
+
+    target = {"score_half_width": 0.005, "cell_score_half_width": 0.07, "racing": {"rounds": [["Knight", "Ogre"],
+                                                                                              ["Knight"]]}}
+    rep = SimpleNamespace(matrix=SimpleNamespace(settings={"score_target": target, "cell_half_width": None}),
+                          settings={"half_width": 0.01})
+    assert "The cells of Knight, Ogre (near a verdict bound) were fought further by racing" in cell_rule(rep)
+    target["racing"]["rounds"] = []
+    assert "racing" not in cell_rule(rep)
