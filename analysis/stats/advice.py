@@ -336,8 +336,7 @@ def fewest_changes(classes: Mapping[str, Sequence[str]], listed: Mapping[str, fl
             prices, tried, fallback = base, 0, False
         else:
             prices, tried, fallback = _search(reps, classes, base, s_base, cross, scores, column, warm, tolerance,
-                                              ranges,
-                                              ex, target, say, rejudge if attempt < 2 else None)
+                                              ranges, ex, target, say, rejudge if attempt < 2 else None)
         if prices is None:  # an exempt class comes back once the others move: search again with it held
             say(f"held again once the others are repriced: {', '.join(returning)}")
             ex = {r: w for r, w in ex.items() if r not in returning}
